@@ -1,0 +1,1 @@
+"""Thin adapters: CLI, tool schemas and dispatch, MCP server."""

@@ -1,0 +1,208 @@
+"""The ``jitctx`` command line: parse, call the library, render, map errors.
+
+Owns argv parsing, exit codes (0 found, 1 nothing found, 2 error) and the
+one place CLI errors are caught. ``jitctx --help`` imports none of tiktoken,
+gitpython or mcp: every heavy import happens inside a subcommand.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+from .. import __version__
+from ..errors import JitctxError
+
+__all__ = ["build_parser", "main"]
+
+EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
+
+
+def _common(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--root", metavar="DIR", help="repository root (default: $JITCTX_ROOT, else the git top level of the working directory)")
+    p.add_argument("--json", action="store_true", help="print one JSON envelope instead of text")
+
+
+def _max_tokens(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens, cut at whole items (default: no cap)")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="jitctx",
+        description="Repository context for coding agents: references, not file dumps.",
+    )
+    parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+
+    p = sub.add_parser("glob", help="list files matching a gitignore-style pattern, newest first")
+    p.add_argument("pattern", help="gitignore-style glob, e.g. '**/*.py' ('*' does not cross '/')")
+    p.add_argument("path", nargs="?", default=".", help="directory to search (default: the root)")
+    p.add_argument("--sort", choices=("mtime", "path", "size"), default="mtime", help="mtime (newest first, default), path, or size (largest first)")
+    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N files (default 100)")
+    p.add_argument("--include-ignored", action="store_true", help="also list files git ignores")
+    p.add_argument("-i", "--ignore-case", action="store_true", help="match case-insensitively")
+    _max_tokens(p)
+    _common(p)
+
+    p = sub.add_parser("grep", help="search file contents (ripgrep regex syntax)")
+    p.add_argument("pattern", help="regular expression (ripgrep syntax), or a literal with -F")
+    p.add_argument("path", nargs="?", default=".", help="directory or file to search (default: the root)")
+    p.add_argument("-g", "--glob", action="append", default=[], metavar="GLOB", help="only files matching GLOB (repeatable; '!GLOB' excludes)")
+    p.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive match")
+    p.add_argument("-F", "--fixed-strings", action="store_true", help="treat the pattern as a literal string")
+    p.add_argument("-U", "--multiline", action="store_true", help="let matches span lines")
+    p.add_argument("-B", "--before", type=int, default=0, metavar="N", help="lines of context before each match")
+    p.add_argument("-A", "--after", type=int, default=0, metavar="N", help="lines of context after each match")
+    p.add_argument("-C", "--context", type=int, default=None, metavar="N", help="lines of context before and after")
+    p.add_argument("--mode", choices=("files", "content", "count"), default="files", help="files (default): matching files; content: matching lines; count: matches per file")
+    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N results (default 100)")
+    p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N results (paging)")
+    p.add_argument("--include-ignored", action="store_true", help="also search files git ignores")
+    p.add_argument("--backend", choices=("auto", "rg", "python"), default="auto", help="search engine (default: rg when present)")
+    _max_tokens(p)
+    _common(p)
+
+    for name, text in (("head", "first lines of a file, numbered"), ("tail", "last lines of a file, read from the end")):
+        p = sub.add_parser(name, help=text)
+        p.add_argument("path", help="file to read (repo-relative or absolute inside the root)")
+        p.add_argument("-n", "--lines", dest="n", type=int, default=100, metavar="N", help="number of lines (default 100, max 2,000)")
+        if name == "head":
+            p.add_argument("--start", type=int, default=1, metavar="LINE", help="first line to show (1-based, default 1)")
+        _max_tokens(p)
+        _common(p)
+
+    p = sub.add_parser("preload", help="print the stable prefix: instruction files and README within a token budget")
+    p.add_argument("--cwd", metavar="DIR", help="working directory inside the root (default: the root)")
+    p.add_argument("--budget", type=int, default=8000, metavar="TOKENS", help="token budget for all files (default 8,000; 0 turns preloading off)")
+    p.add_argument("--readme-budget", type=int, default=2000, metavar="TOKENS", help="token cap for the README (default 2,000)")
+    _common(p)
+
+    p = sub.add_parser("watch", help="stream HEAD moves and stale files as JSON lines")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS (default: until interrupted)")
+    p.add_argument("--poll", action="store_true", help="use the polling observer instead of native events")
+    _common(p)
+
+    p = sub.add_parser("context", help="assemble a context window for a task within a token budget")
+    p.add_argument("--task", required=True, metavar="TEXT", help="what the agent is asked to do")
+    p.add_argument("--budget", type=int, default=16000, metavar="TOKENS", help="token budget for the whole window (default 16,000)")
+    _common(p)
+
+    p = sub.add_parser("tools", help="print the tool schemas for an agent")
+    p.add_argument("--format", choices=("openai", "openai-responses", "anthropic"), default="openai", help="provider shape (default openai)")
+    _common(p)
+
+    p = sub.add_parser("mcp", help="serve glob, grep, head, tail over MCP (stdio)")
+    _common(p)
+    return parser
+
+
+def _workspace(args):
+    from ..workspace import Workspace
+
+    return Workspace(args.root)
+
+
+def _emit(args, result) -> int:
+    from ..render import render_json, render_text
+
+    text = render_json(result) if args.json else render_text(result)
+    if text:
+        sys.stdout.write(text + "\n")
+    return EXIT_FOUND if result.total and result.results else EXIT_EMPTY
+
+
+def _cmd_glob(args) -> int:
+    ws = _workspace(args)
+    res = ws.glob(args.pattern, args.path, sort=args.sort, limit=args.limit, include_ignored=args.include_ignored, ignore_case=args.ignore_case, max_tokens=args.max_tokens)
+    return _emit(args, res)
+
+
+def _cmd_grep(args) -> int:
+    ws = _workspace(args)
+    res = ws.grep(
+        args.pattern,
+        args.path,
+        glob=args.glob,
+        ignore_case=args.ignore_case,
+        fixed_strings=args.fixed_strings,
+        multiline=args.multiline,
+        before=args.before,
+        after=args.after,
+        context=args.context,
+        mode=args.mode,
+        limit=args.limit,
+        offset=args.offset,
+        include_ignored=args.include_ignored,
+        backend=args.backend,
+        max_tokens=args.max_tokens,
+    )
+    return _emit(args, res)
+
+
+def _cmd_head(args) -> int:
+    return _emit(args, _workspace(args).head(args.path, args.n, start=args.start, max_tokens=args.max_tokens))
+
+
+def _cmd_tail(args) -> int:
+    return _emit(args, _workspace(args).tail(args.path, args.n, max_tokens=args.max_tokens))
+
+
+def _not_yet(args) -> int:
+    raise JitctxError(f"'jitctx {args.command}' is not available in this build yet")
+
+
+_COMMANDS = {
+    "glob": _cmd_glob,
+    "grep": _cmd_grep,
+    "head": _cmd_head,
+    "tail": _cmd_tail,
+    "preload": _not_yet,
+    "watch": _not_yet,
+    "context": _not_yet,
+    "tools": _not_yet,
+    "mcp": _not_yet,
+}
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error)."""
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not args.command:
+        parser.print_help(sys.stderr)
+        return EXIT_ERROR
+    try:
+        code = _COMMANDS[args.command](args)
+        sys.stdout.flush()
+        return code
+    except BrokenPipeError:
+        # The reader went away (e.g. `| head`): exit quietly, as cat does.
+        try:
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, sys.stdout.fileno())
+        except (OSError, ValueError):
+            pass
+        return EXIT_FOUND
+    except KeyboardInterrupt:
+        return 130
+    except JitctxError as exc:
+        _error(exc.message, exc.hint)
+        return EXIT_ERROR
+    except Exception as exc:  # the one broad catch of the CLI: a message, never a traceback
+        if os.environ.get("JITCTX_DEBUG"):
+            raise
+        _error(f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it")
+        return EXIT_ERROR
+
+
+def _error(message: str, hint: str | None) -> None:
+    sys.stderr.write(f"jitctx: error: {message}\n")
+    if hint:
+        sys.stderr.write(f"  hint: {hint}\n")
+
+
+def entry() -> None:
+    """Console-script entry point."""
+    sys.exit(main())

@@ -1,0 +1,129 @@
+"""glob: gitignore-style patterns over the file universe -> FileRefs.
+
+Owns matching, sorting and limiting file references (DESIGN section 4).
+Does not own the universe (``repo``), path checks (``policy``) or the
+envelope's stale/instructions fields (``workspace``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+from dataclasses import dataclass
+
+from .query import check_bool, check_choice, check_count, check_pattern
+from .refs import FileRef, Result
+
+__all__ = ["FindQuery", "SORTS", "find"]
+
+SORTS = ("mtime", "path", "size")
+_GLOB_CHARS = frozenset("*?[")
+
+
+@dataclass(frozen=True, slots=True)
+class FindQuery:
+    """Validated glob input."""
+
+    pattern: str
+    path: str = "."
+    sort: str = "mtime"
+    limit: int = 100
+    include_ignored: bool = False
+    ignore_case: bool = False
+
+    @classmethod
+    def make(cls, pattern: object, path: object = ".", sort: object = "mtime", limit: object = 100, include_ignored: object = False, ignore_case: object = False) -> "FindQuery":
+        pat = check_pattern(pattern).strip()
+        if pat.startswith("./"):
+            pat = pat[2:]
+        return cls(
+            pat,
+            path if path is not None else ".",  # type: ignore[arg-type]
+            check_choice("sort", sort, SORTS),
+            check_count("limit", limit)[0],
+            check_bool("include_ignored", include_ignored),
+            check_bool("ignore_case", ignore_case),
+        )
+
+
+def _sort_key(sort: str):
+    if sort == "mtime":
+        return lambda r: (-r.mtime, r.path)
+    if sort == "size":
+        return lambda r: (-r.size, r.path)
+    return lambda r: r.path
+
+
+def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
+    """Run a glob in a Workspace; returns the result and the paths it shows."""
+    from .repo import compile_glob
+
+    base = ws.policy.resolve(q.path, want="dir")
+    prefix = "" if base.path == "." else base.path + "/"
+    denied = ws.policy.is_denied
+    refs: list[FileRef] = []
+
+    literal = _literal_hit(ws, q, prefix) if _GLOB_CHARS & set(q.pattern) else None
+    if literal is not None:
+        refs.append(literal)
+        searched = 1
+    else:
+        rx = compile_glob(q.pattern, q.ignore_case)
+        names = ws.repo.files(include_ignored=q.include_ignored)
+        if prefix:
+            n = len(prefix)
+            cands = [p[n:] for p in names if p.startswith(prefix)]
+        else:
+            cands = names
+        searched = len(cands)
+        match = rx.match
+        root = str(ws.root) + os.sep
+        st_func = os.stat
+        for rel in cands:
+            if match(rel) is None:
+                continue
+            path = prefix + rel
+            try:
+                st = st_func(root + path)
+            except OSError:
+                continue  # tracked but deleted, or a dangling link
+            if not _stat.S_ISREG(st.st_mode):
+                continue  # submodule, directory
+            refs.append(FileRef(path, st.st_size, round(st.st_mtime, 3), denied=denied(path)))
+
+    total = len(refs)
+    refs.sort(key=_sort_key(q.sort))
+    res = Result("glob", refs[: q.limit], total=total)
+    if total > q.limit:
+        res.truncated = True
+        where = f" under {base.path}/" if prefix else ""
+        res.add_notice(
+            f"showing {q.limit:,} of {total:,} files{where} ({_order(q.sort)}); "
+            f"narrow with path=... or a more specific pattern, or raise limit."
+        )
+    elif total == 0:
+        where = f"under {base.path}/" if prefix else "in the repository"
+        scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
+        res.add_notice(f"no files match {q.pattern!r} {where} ({searched:,} searched: {scope}).")
+    return res, [r.path for r in res.results]
+
+
+def _order(sort: str) -> str:
+    return {"mtime": "newest first", "size": "largest first", "path": "by path"}[sort]
+
+
+def _literal_hit(ws, q: FindQuery, prefix: str) -> FileRef | None:
+    """An existing file named exactly by a pattern with glob characters wins."""
+    candidate = ws.root / (prefix + q.pattern)
+    try:
+        st = os.stat(candidate)
+    except (OSError, ValueError):
+        return None
+    if not _stat.S_ISREG(st.st_mode):
+        return None
+    path = prefix + q.pattern
+    try:
+        target = ws.policy.resolve(path, want="any")
+    except Exception:
+        return None
+    return FileRef(target.path, st.st_size, round(st.st_mtime, 3), ignored=ws.repo.is_ignored(target.path), denied=ws.policy.is_denied(target.path))

@@ -1,0 +1,151 @@
+"""What may be served: path confinement, the deny list, binary and text rules.
+
+Owns turning a user-given path into a checked (real path, repo-relative path)
+pair, the deny list, binary detection and text decoding (DESIGN section 2).
+Does not own discovery (``repo``) or reading ranges of lines (``peek``).
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import stat
+from dataclasses import dataclass
+from fnmatch import fnmatchcase
+from pathlib import Path, PurePosixPath
+
+from .errors import PathError, QueryError
+
+__all__ = [
+    "DEFAULT_ALLOW",
+    "DEFAULT_DENY",
+    "BINARY_PROBE",
+    "PathPolicy",
+    "Target",
+    "decode",
+    "is_binary_bytes",
+    "split_lines",
+]
+
+DEFAULT_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", ".netrc")
+DEFAULT_ALLOW = ("*.example", "*.sample", "*.template")
+BINARY_PROBE = 8192
+_BOM = b"\xef\xbb\xbf"
+
+
+def is_binary_bytes(head: bytes) -> bool:
+    """Binary means a NUL byte in the first 8 KiB."""
+    return b"\0" in head[:BINARY_PROBE]
+
+
+def decode(data: bytes) -> tuple[str, bool]:
+    """UTF-8 with replacement, BOM stripped; returns (text, replaced)."""
+    if data.startswith(_BOM):
+        data = data[len(_BOM):]
+    try:
+        return data.decode("utf-8"), False
+    except UnicodeDecodeError:
+        return data.decode("utf-8", "replace"), True
+
+
+def split_lines(text: str) -> list[str]:
+    """Split on ``\\n`` only; ``\\r\\n`` ends a line and no ``\\r`` is kept at a line end."""
+    if not text:
+        return []
+    lines = text.split("\n")
+    if lines[-1] == "":
+        lines.pop()
+    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+
+
+@dataclass(frozen=True, slots=True)
+class Target:
+    """A checked path: ``real`` on disk, ``path`` repo-relative POSIX (``"."`` for the root)."""
+
+    real: Path
+    path: str
+    is_dir: bool
+    st: os.stat_result
+
+
+class PathPolicy:
+    """Confinement and deny rules for one root."""
+
+    def __init__(self, root: Path, deny: tuple[str, ...] = DEFAULT_DENY, allow: tuple[str, ...] = DEFAULT_ALLOW) -> None:
+        self.root = root
+        self.deny = tuple(deny)
+        self.allow = tuple(allow)
+
+    def is_denied(self, path: str) -> bool:
+        """Whether the file's content must never be shown (by its name)."""
+        name = PurePosixPath(path).name
+        if any(fnmatchcase(name, a) for a in self.allow):
+            return False
+        return any(fnmatchcase(name, d) for d in self.deny)
+
+    def relative(self, real: Path) -> str:
+        rel = real.relative_to(self.root).as_posix()
+        return rel if rel else "."
+
+    def resolve(self, given: str, *, want: str = "any") -> Target:
+        """Check a user path: inside the root (symlinks resolved), exists, right kind.
+
+        ``want`` is ``"file"``, ``"dir"`` or ``"any"``. Raises ``PathError``
+        with ``reason`` one of ``empty``, ``outside_root``, ``git_internal``,
+        ``not_found``, ``symlink_loop``, ``not_a_file``, ``not_a_directory``,
+        ``denied`` (files only).
+        """
+        if not isinstance(given, str):
+            raise QueryError(f"path must be a string, got {given!r}", hint="pass a repo-relative path such as 'src/app.py'")
+        if not given.strip():
+            raise PathError("path is empty", path=given, reason="empty", hint="pass a repo-relative path such as 'src/app.py', or '.' for the root")
+        if "\0" in given:
+            raise PathError(f"path {given!r} contains a NUL byte", path=given, reason="invalid")
+        raw = Path(os.path.expanduser(given))
+        lexical = raw if raw.is_absolute() else self.root / raw
+        try:
+            real = Path(os.path.realpath(lexical, strict=True))
+        except OSError as exc:
+            if exc.errno == errno.ELOOP:
+                raise PathError(f"path {given!r} is a symlink loop", path=given, reason="symlink_loop", hint="name the file the link should point to") from None
+            real = Path(os.path.realpath(lexical))
+            if not self._inside(real):
+                raise self._outside(given) from None
+            raise PathError(
+                f"path {given!r} does not exist",
+                path=given,
+                reason="not_found",
+                hint="find it with glob, e.g. pattern='**/" + PurePosixPath(given).name + "'",
+            ) from None
+        if not self._inside(real):
+            raise self._outside(given)
+        rel = self.relative(real)
+        parts = rel.split("/")
+        lex_parts = PurePosixPath(os.path.normpath(str(lexical))).parts
+        if ".git" in parts or ".git" in lex_parts:
+            raise PathError(f"path {given!r} is inside git's internals", path=given, reason="git_internal", hint="jitctx serves the work tree, not .git/")
+        try:
+            st = os.stat(real)
+        except OSError as exc:
+            raise PathError(f"path {given!r} cannot be read: {exc.strerror}", path=given, reason="unreadable") from None
+        is_dir = stat.S_ISDIR(st.st_mode)
+        if want == "file" and is_dir:
+            raise PathError(f"path {given!r} is a directory, not a file", path=given, reason="not_a_file", hint="list it with glob, e.g. pattern='*' path=" + repr(rel))
+        if want == "file" and not stat.S_ISREG(st.st_mode):
+            raise PathError(f"path {given!r} is not a regular file", path=given, reason="not_a_file")
+        if want == "dir" and not is_dir:
+            raise PathError(f"path {given!r} is a file, not a directory", path=given, reason="not_a_directory", hint="read it with head, or pass its directory as path")
+        if want == "file" and (self.is_denied(rel) or self.is_denied(lexical.name)):
+            raise PathError(f"path {given!r} is on the deny list; its content is never shown", path=rel, reason="denied", hint="secrets files (.env, keys) are withheld by policy")
+        return Target(real, rel, is_dir, st)
+
+    def _inside(self, real: Path) -> bool:
+        return real == self.root or real.is_relative_to(self.root)
+
+    def _outside(self, given: str) -> PathError:
+        return PathError(
+            f"path {given!r} is outside the root {self.root.name!r}",
+            path=given,
+            reason="outside_root",
+            hint="pass a path inside the repository (relative paths are taken from the root)",
+        )

@@ -1,0 +1,161 @@
+"""Frozen result values: references, excerpts, skipped files, the envelope.
+
+Owns the shapes every surface shares (DESIGN section 3) and their JSON form;
+not how they are found (primitives) or shown as text (``render``).
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field, fields
+from typing import Any
+
+__all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref"]
+
+
+@dataclass(frozen=True, slots=True)
+class FileRef:
+    """A pointer to a file without its content.
+
+    ``path`` is repo-relative POSIX, ``size`` bytes, ``mtime`` epoch seconds.
+    ``ignored`` is set when the file is outside the discovery universe but was
+    named explicitly; ``matches`` is the matching-line count (grep files and
+    count modes); ``denied`` marks a file whose content is withheld.
+    """
+
+    path: str
+    size: int
+    mtime: float
+    ignored: bool = False
+    matches: int | None = None
+    denied: bool = False
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {"path": self.path, "size": self.size, "mtime": self.mtime}
+        if self.ignored:
+            d["ignored"] = True
+        if self.denied:
+            d["denied"] = True
+        if self.matches is not None:
+            d["matches"] = self.matches
+        return d
+
+
+def file_ref(path: str, st: os.stat_result, **extra: Any) -> FileRef:
+    """Build a FileRef from a repo-relative path and its ``stat``."""
+    return FileRef(path, st.st_size, round(st.st_mtime, 3), **extra)
+
+
+@dataclass(frozen=True, slots=True)
+class LineRef:
+    """One matching line (grep content mode), 1-based ``line``.
+
+    ``before``/``after`` are lists of ``{"line", "text"}`` context lines.
+    """
+
+    path: str
+    size: int
+    mtime: float
+    line: int
+    text: str
+    before: tuple[dict, ...] = ()
+    after: tuple[dict, ...] = ()
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "mtime": self.mtime,
+            "line": self.line,
+            "text": self.text,
+            "before": list(self.before),
+            "after": list(self.after),
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class Excerpt:
+    """A run of lines from one file (head/tail).
+
+    ``start_line``/``end_line`` are 1-based, inclusive; all three line fields
+    are ``None`` when a tail of a very large file did not count lines.
+    ``content`` holds the lines without numbers, ``tokens`` its exact count
+    (``None`` until counted). ``replaced`` says invalid UTF-8 was replaced.
+    """
+
+    path: str
+    size: int
+    mtime: float
+    start_line: int | None
+    end_line: int | None
+    total_lines: int | None
+    content: str
+    tokens: int | None = None
+    ignored: bool = False
+    replaced: bool = False
+
+    @property
+    def lines(self) -> list[str]:
+        return self.content.split("\n")[:-1] if self.content else []
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {
+            "path": self.path,
+            "size": self.size,
+            "mtime": self.mtime,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "total_lines": self.total_lines,
+            "content": self.content,
+            "tokens": self.tokens,
+        }
+        if self.ignored:
+            d["ignored"] = True
+        if self.replaced:
+            d["replaced"] = True
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Skipped:
+    """A file left out of a result, and why (``binary``, ``denied``...)."""
+
+    path: str
+    reason: str
+
+    def to_dict(self) -> dict[str, Any]:
+        return {"path": self.path, "reason": self.reason}
+
+
+@dataclass(slots=True)
+class Result:
+    """The one envelope every primitive returns (DESIGN section 3).
+
+    ``extra`` holds tool-specific keys (``backend``, ``skipped``...) that go
+    after the fixed ones in JSON.
+    """
+
+    tool: str
+    results: list = field(default_factory=list)
+    total: int = 0
+    truncated: bool = False
+    notice: str | None = None
+    git_head: str | None = None
+    stale: list = field(default_factory=list)
+    instructions: list = field(default_factory=list)
+    extra: dict = field(default_factory=dict)
+
+    def add_notice(self, text: str) -> None:
+        self.notice = f"{self.notice} {text}" if self.notice else text
+
+    def to_dict(self) -> dict[str, Any]:
+        d: dict[str, Any] = {}
+        for f in fields(self):
+            if f.name == "extra":
+                continue
+            v = getattr(self, f.name)
+            if f.name == "results":
+                v = [r.to_dict() if hasattr(r, "to_dict") else r for r in v]
+            d[f.name] = v
+        d.update(self.extra)
+        return d

@@ -1,0 +1,169 @@
+"""Results as compact text for a model, or as one JSON envelope; token caps.
+
+Owns the text form (one line per reference, numbered lines for excerpts),
+the JSON form, and cutting a result at whole items (or whole lines) to fit
+``max_tokens``. Does not own what a result contains.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from dataclasses import replace
+
+from .refs import Excerpt, FileRef, LineRef, Result
+
+__all__ = ["age", "fit_tokens", "human_size", "render_json", "render_text"]
+
+
+def human_size(n: int) -> str:
+    """Bytes in human units: 512 B, 1.2 KB, 3.4 MB."""
+    size = float(n)
+    for unit in ("B", "KB", "MB", "GB"):
+        if size < 1024 or unit == "GB":
+            return f"{int(size)} {unit}" if unit == "B" else f"{size:.1f} {unit}"
+        size /= 1024
+    return f"{size:.1f} TB"  # pragma: no cover
+
+
+def age(mtime: float, now: float | None = None) -> str:
+    """Seconds since ``mtime`` as '3h ago'; future times read 'just now'."""
+    delta = (time.time() if now is None else now) - mtime
+    if delta < 60:
+        return "just now"
+    for unit, secs in (("y", 31_536_000), ("mo", 2_592_000), ("d", 86_400), ("h", 3600), ("m", 60)):
+        if delta >= secs:
+            return f"{int(delta // secs)}{unit} ago"
+    return "just now"  # pragma: no cover
+
+
+def render_json(result: Result) -> str:
+    """One JSON object, UTF-8 text kept as is."""
+    return json.dumps(result.to_dict(), ensure_ascii=False)
+
+
+def _ref_line(r: FileRef, now: float | None) -> str:
+    line = f"{r.path}  {human_size(r.size)}  {age(r.mtime, now)}"
+    if r.matches is not None:
+        line += f"  {r.matches:,} match{'es' if r.matches != 1 else ''}"
+    if r.ignored:
+        line += "  [ignored]"
+    if r.denied:
+        line += "  [denied]"
+    return line
+
+
+def _line_ref(r: LineRef) -> str:
+    out = [f"{r.path}-{c['line']}-{c['text']}" for c in r.before]
+    out.append(f"{r.path}:{r.line}:{r.text}")
+    out.extend(f"{r.path}-{c['line']}-{c['text']}" for c in r.after)
+    return "\n".join(out)
+
+
+def _excerpt(e: Excerpt, now: float | None) -> str:
+    if e.start_line is None:
+        n = len(e.lines)
+        numbers = range(-n, 0)
+        where = f"last {n:,} lines"
+    else:
+        numbers = range(e.start_line, e.start_line + len(e.lines))
+        where = f"lines {e.start_line:,}-{e.end_line:,} of {e.total_lines:,}" if e.lines else f"0 lines shown of {e.total_lines:,}"
+    tokens = f", {e.tokens:,} tokens" if e.tokens is not None else ""
+    flags = " [ignored]" if e.ignored else ""
+    head = f"==> {e.path} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
+    body = [f"{num:>6}\t{text}" for num, text in zip(numbers, e.lines)]
+    return "\n".join([head, *body])
+
+
+def render_item(item: object, now: float | None = None) -> str:
+    if isinstance(item, Excerpt):
+        return _excerpt(item, now)
+    if isinstance(item, LineRef):
+        return _line_ref(item)
+    if isinstance(item, FileRef):
+        return _ref_line(item, now)
+    if hasattr(item, "render_text"):
+        return item.render_text()
+    return json.dumps(item, ensure_ascii=False)
+
+
+def _stale_line(s: dict) -> str:
+    what = s.get("change", "changed")
+    line = f"[stale] {s.get('path')}: {what} since it was delivered"
+    if s.get("old_head") and s.get("new_head") and s["old_head"] != s["new_head"]:
+        line += f" (HEAD {s['old_head'][:8]} -> {s['new_head'][:8]})"
+    return line
+
+
+def _instruction(i: dict) -> str:
+    if i.get("content") is not None:
+        return f"[instructions] {i['path']} applies to files under {i.get('dir', '.')}/:\n{i['content'].rstrip()}"
+    return f"[instructions] {i['path']} applies to files under {i.get('dir', '.')}/; read it with head path={i['path']}"
+
+
+def render_text(result: Result, now: float | None = None) -> str:
+    """Compact text: instructions and stale notes, the items, then the notice."""
+    parts = [_instruction(i) for i in result.instructions]
+    parts += [_stale_line(s) for s in result.stale]
+    parts += [render_item(r, now) for r in result.results]
+    if result.notice:
+        parts.append(f"[{'truncated' if result.truncated else 'note'}] {result.notice}")
+    return "\n".join(parts)
+
+
+def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
+    """Cut ``result`` at whole items (or whole excerpt lines) to fit ``max_tokens``.
+
+    The fixed parts (instructions, stale notes, a notice) are priced first;
+    the cut is stated in the notice with the call that reads on.
+    """
+    fixed = render_text(replace(result, results=[]))
+    room = max_tokens - tokenizer.count(fixed) - 40  # leave room for the cut notice
+    items = result.results
+    if len(items) == 1 and isinstance(items[0], Excerpt):
+        return _fit_excerpt(result, items[0], room, tokenizer)
+    kept, used = [], 0
+    for item in items:
+        cost = tokenizer.count(render_item(item)) + 1
+        if used + cost > room:
+            break
+        kept.append(item)
+        used += cost
+    if len(kept) == len(items):
+        return result
+    out = replace(result, results=kept, truncated=True)
+    out.add_notice(
+        f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens:,}; "
+        f"raise max_tokens, or narrow the request (offset/limit/path)."
+    )
+    return out
+
+
+def _fit_excerpt(result: Result, e: Excerpt, room: int, tokenizer) -> Result:
+    """Keep whole lines: the first ones for head, the last ones for tail."""
+    lines = e.lines
+    from_end = result.tool == "tail"
+    kept: list[str] = []
+    used = 0
+    for text in reversed(lines) if from_end else lines:
+        cost = tokenizer.count(text + "\n") + 2  # + the line number
+        if used + cost > room:
+            break
+        kept.append(text)
+        used += cost
+    if len(kept) == len(lines):
+        return replace(result, results=[replace(e, tokens=tokenizer.count(e.content))])
+    if from_end:
+        kept.reverse()
+    content = "".join(t + "\n" for t in kept)
+    start, end = e.start_line, e.end_line
+    if start is not None:
+        start, end = (end - len(kept) + 1, end) if from_end else (start, start + len(kept) - 1)
+    cut = replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))
+    out = replace(result, results=[cut], truncated=True)
+    if from_end:
+        out.add_notice(f"cut to the last {len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
+    else:
+        nxt = f"head path={e.path} start={e.start_line + len(kept)}"
+        out.add_notice(f"cut to {len(kept):,} of {len(lines):,} lines to fit max_tokens; read on with {nxt}, or raise max_tokens.")
+    return out

@@ -1,0 +1,261 @@
+"""The repository: its root, git layout, HEAD and file universe.
+
+Owns root resolution, reading HEAD cheaply from git's files, listing the
+files that discovery may see (tracked plus untracked-not-ignored, or a
+``.gitignore``-aware walk outside git) and compiling gitignore-style globs.
+gitpython and pathspec enter jitctx here and nowhere else. Does not own what
+may be *read* (``policy``) or any primitive.
+
+Listing uses the ``git ls-files`` subprocess: it is many times faster than
+GitPython's own index parser, and ``import git`` alone costs ~90 ms, so
+GitPython is only imported for the rare fallback (resolving HEAD when the
+files cannot be read, e.g. a reftable repository).
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+
+from .errors import QueryError, RepoError
+
+__all__ = ["Repo", "compile_glob", "find_root"]
+
+ROOT_ENV = "JITCTX_ROOT"
+
+
+def _git_marker(d: Path) -> Path | None:
+    marker = d / ".git"
+    return marker if marker.exists() else None
+
+
+def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike | None = None) -> Path:
+    """Resolve the served root: ``root`` > ``$JITCTX_ROOT`` > git top > cwd.
+
+    A ``.git`` file (worktree, submodule) counts as a git top level. Refuses
+    ``/`` and the home directory itself.
+    """
+    start = Path(cwd or os.getcwd())
+    chosen = root if root not in (None, "") else os.environ.get(ROOT_ENV) or None
+    if chosen is not None:
+        path = Path(os.path.expanduser(str(chosen)))
+        if not path.is_absolute():
+            path = start / path
+        if not path.exists():
+            raise RepoError(f"root {str(chosen)!r} does not exist", hint="pass --root with an existing directory")
+        if not path.is_dir():
+            raise RepoError(f"root {str(chosen)!r} is not a directory", hint="pass --root with a directory")
+        resolved = path.resolve()
+    else:
+        resolved = start.resolve()
+        for d in (resolved, *resolved.parents):
+            if _git_marker(d):
+                resolved = d
+                break
+    if resolved == Path(resolved.anchor):
+        raise RepoError(f"refusing to serve the filesystem root {str(resolved)!r}", hint="pass --root with a project directory")
+    home = Path.home().resolve()
+    if resolved == home:
+        raise RepoError(f"refusing to serve the home directory {str(resolved)!r}", hint="pass --root with a project directory")
+    return resolved
+
+
+@lru_cache(maxsize=256)
+def compile_glob(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+    """Compile a gitignore-style glob into a regex matched against a path.
+
+    ``*`` does not cross ``/``; ``**/`` matches zero or more directories; a
+    pattern without ``/`` matches the name at any depth; a trailing ``/``
+    or ``/**`` matches everything below.
+    """
+    from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern, GitIgnorePatternError
+
+    try:
+        regex, include = GitIgnoreBasicPattern.pattern_to_regex(pattern)
+    except (GitIgnorePatternError, ValueError) as exc:
+        raise QueryError(f"invalid glob {pattern!r}: {exc}", hint="use gitignore-style globs such as '**/*.py'", pattern=pattern) from None
+    if regex is None or not include:
+        raise QueryError(f"invalid glob {pattern!r}: it matches nothing", hint="use a positive glob such as 'src/**/*.ts'", pattern=pattern)
+    if regex.endswith("(?:/|$)"):
+        regex = regex[: -len("(?:/|$)")] + "$"
+    try:
+        return re.compile(regex, re.IGNORECASE if ignore_case else 0)
+    except re.error as exc:
+        raise QueryError(f"invalid glob {pattern!r}: {exc}", pattern=pattern) from None
+
+
+def _read(p: Path) -> str | None:
+    try:
+        return p.read_text(encoding="utf-8", errors="replace").strip()
+    except OSError:
+        return None
+
+
+@dataclass(frozen=True, slots=True)
+class GitLayout:
+    """Where git keeps its state for a work tree."""
+
+    top: Path  # the work tree's top level
+    git_dir: Path  # this work tree's git dir (HEAD lives here)
+    common_dir: Path  # shared refs, packed-refs (same as git_dir unless a linked worktree)
+
+
+def _git_layout(root: Path) -> GitLayout | None:
+    for d in (root, *root.parents):
+        marker = d / ".git"
+        if marker.is_dir():
+            git_dir = marker
+        elif marker.is_file():
+            text = _read(marker) or ""
+            if not text.startswith("gitdir:"):
+                continue
+            git_dir = Path(text[len("gitdir:"):].strip())
+            if not git_dir.is_absolute():
+                git_dir = d / git_dir
+        else:
+            continue
+        git_dir = git_dir.resolve()
+        common = _read(git_dir / "commondir")
+        common_dir = (git_dir / common).resolve() if common else git_dir
+        return GitLayout(d, git_dir, common_dir)
+    return None
+
+
+class Repo:
+    """A root directory and, when it is inside git, its git layout."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+        self.git = _git_layout(root) if shutil.which("git") else None
+
+    @property
+    def is_git(self) -> bool:
+        return self.git is not None
+
+    # -- HEAD ---------------------------------------------------------------
+
+    def head(self) -> str | None:
+        """HEAD as a sha, read from git's files (~50 µs); ``None`` if unborn or not git."""
+        if self.git is None:
+            return None
+        text = _read(self.git.git_dir / "HEAD")
+        for _ in range(5):  # symbolic refs may chain
+            if text is None:
+                break
+            if not text.startswith("ref:"):
+                return text if re.fullmatch(r"[0-9a-f]{40,64}", text) else self._head_slow()
+            ref = text[4:].strip()
+            text = _read(self.git.git_dir / ref) if (self.git.git_dir / ref).is_file() else _read(self.git.common_dir / ref)
+            if text is None:
+                return self._packed_ref(ref)
+        return self._head_slow()
+
+    def _packed_ref(self, ref: str) -> str | None:
+        packed = _read(self.git.common_dir / "packed-refs")  # type: ignore[union-attr]
+        if packed:
+            for line in packed.splitlines():
+                parts = line.split(" ", 1)
+                if len(parts) == 2 and parts[1] == ref:
+                    return parts[0]
+        return None  # unborn branch
+
+    def _head_slow(self) -> str | None:
+        try:
+            import git  # gitpython: only here, only for odd layouts
+
+            return git.Repo(self.root, search_parent_directories=True).head.commit.hexsha
+        except Exception:  # unborn HEAD, broken repo: no HEAD to report
+            return None
+
+    # -- file universe --------------------------------------------------------
+
+    def files(self, *, include_ignored: bool = False) -> list[str]:
+        """Repo-relative POSIX paths discovery may see, in git's order.
+
+        Tracked plus untracked files git does not ignore (``include_ignored``
+        adds the ignored ones); hidden files in, ``.git/`` never. Tracked files
+        deleted from the work tree are listed; callers ``stat`` and skip them.
+        """
+        if self.git is not None:
+            args = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others"]
+            if not include_ignored:
+                args.append("--exclude-standard")
+            try:
+                proc = subprocess.run(args, cwd=self.root, capture_output=True, check=False)
+            except OSError as exc:
+                raise RepoError(f"cannot run git in {str(self.root)!r}: {exc}") from None
+            if proc.returncode == 0:
+                out = proc.stdout.decode("utf-8", "surrogateescape")
+                names = out.split("\0")
+                names.pop()  # trailing NUL
+                if names and len(names) != len(set(names)):  # unmerged entries repeat
+                    names = list(dict.fromkeys(names))
+                return names
+            # not really a work tree (bare, broken): fall back to a walk
+        return list(self._walk(include_ignored))
+
+    def _walk(self, include_ignored: bool):
+        from pathspec import GitIgnoreSpec
+
+        root = self.root
+        specs: dict[str, list] = {"": []}  # dir -> chain of (dir, spec), outermost first
+        for dirpath, dirnames, filenames in os.walk(root):
+            rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
+            rel_dir = "" if rel_dir == "." else rel_dir
+            chain = specs.pop(rel_dir, [])
+            if not include_ignored and ".gitignore" in filenames:
+                try:
+                    lines = (Path(dirpath) / ".gitignore").read_text("utf-8", "replace").splitlines()
+                    chain = [*chain, (rel_dir, GitIgnoreSpec.from_lines(lines))]
+                except OSError:
+                    pass
+            prefix = f"{rel_dir}/" if rel_dir else ""
+            keep = []
+            for name in sorted(dirnames):
+                if name == ".git":
+                    continue
+                rel = prefix + name
+                if include_ignored or not _ignored(chain, rel + "/"):
+                    keep.append(name)
+                    specs[rel] = chain
+            dirnames[:] = keep
+            for name in sorted(filenames):
+                rel = prefix + name
+                if include_ignored or not _ignored(chain, rel):
+                    yield rel
+
+    def is_ignored(self, rel: str) -> bool:
+        """Whether discovery would leave ``rel`` out (git's rules, or ``.gitignore``)."""
+        if self.git is not None:
+            try:
+                proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=self.root, capture_output=True, check=False)
+            except OSError:
+                return False
+            return proc.returncode == 0
+        from pathspec import GitIgnoreSpec
+
+        parts = rel.split("/")
+        chain = []
+        for i in range(len(parts)):
+            d = "/".join(parts[:i])
+            gi = self.root / d / ".gitignore"
+            if gi.is_file():
+                chain.append((d, GitIgnoreSpec.from_lines(gi.read_text("utf-8", "replace").splitlines())))
+            if i and _ignored(chain, d + "/"):
+                return True
+        return _ignored(chain, rel)
+
+
+def _ignored(chain: list, rel: str) -> bool:
+    """Last matching rule wins, deeper ``.gitignore`` files first."""
+    for base, spec in reversed(chain):
+        sub = rel[len(base) + 1:] if base else rel
+        res = spec.check_file(sub)
+        if res.include is not None:
+            return bool(res.include)
+    return False

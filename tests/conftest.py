@@ -1,0 +1,150 @@
+"""Shared fixtures: isolated git, fixture repos built from ``fixtures_repo/``.
+
+``make_repo(name)`` copies ``fixtures_repo/<name>/`` into a temporary
+directory, renames ``dot-*`` to ``.*``, runs ``git init`` and commits with a
+fixed author, dates and mtimes. Each template is built once per session and
+copied per test.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import threading
+from pathlib import Path
+
+import pytest
+
+FIXTURES = Path(__file__).resolve().parent.parent / "fixtures_repo"
+MTIME = 1_700_000_000  # 2023-11-14, fixed for every fixture file
+GIT_DATE = "2024-01-01T00:00:00+00:00"
+
+
+def _git(root: Path, *args: str, check: bool = True) -> str:
+    env = {**os.environ, "GIT_AUTHOR_DATE": GIT_DATE, "GIT_COMMITTER_DATE": GIT_DATE}
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, env=env, check=False)
+    if check and proc.returncode != 0:
+        raise AssertionError(f"git {' '.join(args)} failed: {proc.stderr}")
+    return proc.stdout.strip()
+
+
+def _set_mtimes(root: Path, mtime: float = MTIME) -> None:
+    for dirpath, dirnames, filenames in os.walk(root):
+        if ".git" in dirnames:
+            dirnames.remove(".git")
+        for name in filenames:
+            p = Path(dirpath) / name
+            if not p.is_symlink():
+                os.utime(p, (mtime, mtime))
+
+
+def _materialize(name: str, dest: Path) -> None:
+    src = FIXTURES / name
+    if not src.is_dir():
+        raise AssertionError(f"no fixture repo {name!r} in {FIXTURES}")
+    shutil.copytree(src, dest, symlinks=True)
+    for dirpath, dirnames, filenames in os.walk(dest, topdown=False):
+        for entry in [*filenames, *dirnames]:
+            if entry.startswith("dot-"):
+                os.rename(Path(dirpath) / entry, Path(dirpath) / ("." + entry[4:]))
+    _git(dest, "init", "-q", "-b", "main")
+    _git(dest, "add", "-A")
+    _git(dest, "commit", "-q", "-m", "fixture")
+    _set_mtimes(dest)
+
+
+class FixtureRepo:
+    """A real temporary git repository built from a fixture."""
+
+    def __init__(self, root: Path) -> None:
+        self.root = root
+
+    def git(self, *args: str, check: bool = True) -> str:
+        return _git(self.root, *args, check=check)
+
+    def write(self, path: str, text: str | bytes, mtime: float | None = None) -> Path:
+        p = self.root / path
+        p.parent.mkdir(parents=True, exist_ok=True)
+        if isinstance(text, bytes):
+            p.write_bytes(text)
+        else:
+            p.write_text(text, encoding="utf-8")
+        if mtime is not None:
+            os.utime(p, (mtime, mtime))
+        return p
+
+    def commit(self, message: str = "change", *paths: str) -> str:
+        self.git("add", *(paths or ("-A",)))
+        self.git("commit", "-q", "--allow-empty", "-m", message)
+        return self.head()
+
+    def checkout(self, ref: str, *, create: bool = False) -> None:
+        self.git("checkout", "-q", *(["-b"] if create else []), ref)
+
+    def head(self) -> str:
+        return self.git("rev-parse", "HEAD")
+
+
+@pytest.fixture(autouse=True)
+def _isolate(tmp_path_factory, monkeypatch):
+    """No user or system git config, no GIT_* leaking in; no leaked threads."""
+    for key in list(os.environ):
+        if key.startswith("GIT_") or key in ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR"):
+            monkeypatch.delenv(key, raising=False)
+    home = tmp_path_factory.mktemp("home")
+    gitconfig = home / ".gitconfig"
+    gitconfig.write_text("[user]\n\tname = Fixture\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = main\n")
+    monkeypatch.setenv("HOME", str(home))
+    monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
+    monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(home / "tiktoken"))
+    before = set(threading.enumerate())
+    yield
+    leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
+    assert not leaked, f"threads leaked: {leaked}"
+
+
+@pytest.fixture(scope="session")
+def _templates(tmp_path_factory):
+    built: dict[str, Path] = {}
+
+    def get(name: str) -> Path:
+        if name not in built:
+            dest = tmp_path_factory.mktemp("tpl") / name
+            env = {"GIT_CONFIG_NOSYSTEM": "1", "HOME": str(dest.parent), "GIT_CONFIG_GLOBAL": str(dest.parent / ".gitconfig")}
+            (dest.parent / ".gitconfig").write_text("[user]\n\tname = Fixture\n\temail = fixture@example.com\n")
+            old = {k: os.environ.get(k) for k in env}
+            os.environ.update(env)
+            try:
+                _materialize(name, dest)
+            finally:
+                for k, v in old.items():
+                    if v is None:
+                        os.environ.pop(k, None)
+                    else:
+                        os.environ[k] = v
+            built[name] = dest
+        return built[name]
+
+    return get
+
+
+@pytest.fixture
+def make_repo(_templates, tmp_path):
+    """``make_repo(name="basic")`` -> FixtureRepo, a fresh copy per call."""
+    count = 0
+
+    def make(name: str = "basic") -> FixtureRepo:
+        nonlocal count
+        count += 1
+        dest = tmp_path / f"{name}-{count}" / name
+        shutil.copytree(_templates(name), dest, symlinks=True)
+        return FixtureRepo(dest)
+
+    return make
+
+
+@pytest.fixture
+def repo(make_repo) -> FixtureRepo:
+    return make_repo("basic")
