@@ -142,6 +142,43 @@ class Workspace:
         self.ledger.record(target.path, target.real, "read", self.head_sha())
         return self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True)
 
+    def grep(
+        self,
+        pattern: str,
+        path: str = ".",
+        *,
+        glob: list[str] | tuple[str, ...] = (),
+        ignore_case: bool = False,
+        fixed_strings: bool = False,
+        multiline: bool = False,
+        before: int = 0,
+        after: int = 0,
+        context: int | None = None,
+        mode: str = "files",
+        limit: int = 100,
+        offset: int = 0,
+        include_ignored: bool = False,
+        backend: str = "auto",
+        timeout: float = 20.0,
+        max_tokens: int | None = None,
+    ) -> Result:
+        """Search file contents (ripgrep regex syntax) under ``path``."""
+        from .search import SearchQuery, search
+
+        q = SearchQuery.make(
+            pattern, path, glob=glob, ignore_case=ignore_case, fixed_strings=fixed_strings, multiline=multiline,
+            before=before, after=after, context=context, mode=mode, limit=limit, offset=offset,
+            include_ignored=include_ignored, backend=backend, timeout=timeout,
+        )
+        res, paths = search(self, q)
+        return self._finish(res, paths, max_tokens, content=False)
+
+    def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000):
+        """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens."""
+        from .preload import preload
+
+        return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget)
+
     # -- session --------------------------------------------------------------
 
     def stale(self) -> list[dict]:

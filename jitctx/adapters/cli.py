@@ -149,8 +149,52 @@ def _cmd_tail(args) -> int:
     return _emit(args, _workspace(args).tail(args.path, args.n, max_tokens=args.max_tokens))
 
 
-def _not_yet(args) -> int:
-    raise JitctxError(f"'jitctx {args.command}' is not available in this build yet")
+def _cmd_preload(args) -> int:
+    pre = _workspace(args).preload(args.cwd, budget=args.budget, readme_budget=args.readme_budget)
+    if args.json:
+        import json
+
+        sys.stdout.write(json.dumps(pre.to_dict(), ensure_ascii=False) + "\n")
+    elif pre.text:
+        sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
+    for w in [] if args.json else pre.warnings:
+        sys.stderr.write(f"jitctx: warning: {w}\n")
+    return EXIT_FOUND if pre.text else EXIT_EMPTY
+
+
+def _cmd_watch(args) -> int:
+    import json
+
+    ws = _workspace(args)
+    for event in ws.watch_events(timeout=args.timeout, poll=args.poll):
+        sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+        sys.stdout.flush()
+    return EXIT_FOUND
+
+
+def _cmd_context(args) -> int:
+    import json
+
+    from ..assemble import context_for_task
+
+    ctx = context_for_task(_workspace(args), args.task, budget=args.budget)
+    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text) + "\n")
+    return EXIT_FOUND
+
+
+def _cmd_tools(args) -> int:
+    import json
+
+    from .tools import export_schemas
+
+    sys.stdout.write(json.dumps(export_schemas(args.format), indent=2) + "\n")
+    return EXIT_FOUND
+
+
+def _cmd_mcp(args) -> int:
+    from .mcp import serve
+
+    return serve(args.root)
 
 
 _COMMANDS = {
@@ -158,11 +202,11 @@ _COMMANDS = {
     "grep": _cmd_grep,
     "head": _cmd_head,
     "tail": _cmd_tail,
-    "preload": _not_yet,
-    "watch": _not_yet,
-    "context": _not_yet,
-    "tools": _not_yet,
-    "mcp": _not_yet,
+    "preload": _cmd_preload,
+    "watch": _cmd_watch,
+    "context": _cmd_context,
+    "tools": _cmd_tools,
+    "mcp": _cmd_mcp,
 }
 
 
