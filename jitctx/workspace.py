@@ -51,6 +51,7 @@ class Workspace:
         self._tokenizer = tokenizer
         self._lock = threading.RLock()
         self.ledger = Ledger()
+        self._preload_args: dict | None = None
         from .preload import JitInstructions
 
         self.jit = JitInstructions(self)
@@ -177,6 +178,7 @@ class Workspace:
         """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens."""
         from .preload import preload
 
+        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget}  # refresh() repeats it
         return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget)
 
     # -- session --------------------------------------------------------------
