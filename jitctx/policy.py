@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import errno
 import os
+import re
 import stat
 from dataclasses import dataclass
-from fnmatch import fnmatchcase
+from fnmatch import translate
 from pathlib import Path, PurePosixPath
 
 from .errors import PathError, QueryError
@@ -58,6 +59,12 @@ def split_lines(text: str) -> list[str]:
     return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
 
 
+def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
+    if not globs:
+        return re.compile(r"(?!)")
+    return re.compile("|".join(f"(?:{translate(g)})" for g in globs))
+
+
 @dataclass(frozen=True, slots=True)
 class Target:
     """A checked path: ``real`` on disk, ``path`` repo-relative POSIX (``"."`` for the root)."""
@@ -75,13 +82,14 @@ class PathPolicy:
         self.root = root
         self.deny = tuple(deny)
         self.allow = tuple(allow)
+        # one regex each: this runs on every listed file
+        self._deny = _names_regex(self.deny)
+        self._allow = _names_regex(self.allow)
 
     def is_denied(self, path: str) -> bool:
-        """Whether the file's content must never be shown (by its name)."""
-        name = PurePosixPath(path).name
-        if any(fnmatchcase(name, a) for a in self.allow):
-            return False
-        return any(fnmatchcase(name, d) for d in self.deny)
+        """Whether the file's content must never be shown (by its base name)."""
+        name = path.rpartition("/")[2]
+        return self._deny.match(name) is not None and self._allow.match(name) is None
 
     def relative(self, real: Path) -> str:
         rel = real.relative_to(self.root).as_posix()

@@ -145,6 +145,11 @@ class Result:
     instructions: list = field(default_factory=list)
     extra: dict = field(default_factory=dict)
 
+    @property
+    def is_empty(self) -> bool:
+        """Nothing found: no items, or only excerpts without lines."""
+        return not any(getattr(r, "content", True) for r in self.results)
+
     def add_notice(self, text: str) -> None:
         self.notice = f"{self.notice} {text}" if self.notice else text
 

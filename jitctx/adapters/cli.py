@@ -12,7 +12,7 @@ import os
 import sys
 
 from .. import __version__
-from ..errors import JitctxError
+
 
 __all__ = ["build_parser", "main"]
 
@@ -110,7 +110,7 @@ def _emit(args, result) -> int:
     text = render_json(result) if args.json else render_text(result)
     if text:
         sys.stdout.write(text + "\n")
-    return EXIT_FOUND if result.total and result.results else EXIT_EMPTY
+    return EXIT_EMPTY if result.is_empty else EXIT_FOUND
 
 
 def _cmd_glob(args) -> int:
@@ -217,6 +217,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    from ..errors import JitctxError
+
     try:
         code = _COMMANDS[args.command](args)
         sys.stdout.flush()

@@ -1,0 +1,113 @@
+"""The CLI: exit codes 0/1/2, text and --json, messages on stderr, quiet pipes."""
+
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from jitctx.adapters.cli import main
+
+ROOT_OF_PROJECT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+
+def run(capsys, *argv):
+    code = main(list(argv))
+    out, err = capsys.readouterr()
+    return code, out, err
+
+
+def test_glob_text_and_exit_0(repo, capsys):
+    code, out, err = run(capsys, "glob", "*.py", "src/util", "--sort", "path", "--root", str(repo.root))
+    assert code == 0 and err == ""
+    assert [line.split("  ")[0] for line in out.splitlines()] == ["src/util/__init__.py", "src/util/helpers.py"]
+
+
+def test_glob_json_is_one_envelope(repo, capsys):
+    code, out, _ = run(capsys, "glob", "**/*.md", "--json", "--sort", "path", "--root", str(repo.root))
+    d = json.loads(out)
+    assert code == 0 and d["tool"] == "glob" and d["total"] == 4
+    assert [r["path"] for r in d["results"]] == ["AGENTS.md", "README.md", "docs/guide.md", "src/util/AGENTS.md"]
+    assert d["git_head"] == repo.head()
+
+
+def test_nothing_found_exits_1(repo, capsys):
+    code, out, err = run(capsys, "glob", "**/*.rs", "--root", str(repo.root))
+    assert code == 1 and "no files match" in out and err == ""
+
+
+def test_head_and_tail(repo, capsys):
+    code, out, _ = run(capsys, "head", "text/numbers.txt", "-n", "2", "--root", str(repo.root))
+    assert code == 0
+    assert out.splitlines()[1:3] == ["     1\tline 1", "     2\tline 2"]
+    code, out, _ = run(capsys, "tail", "text/numbers.txt", "-n", "1", "--json", "--root", str(repo.root))
+    assert json.loads(out)["results"][0]["content"] == "line 300\n"
+
+
+def test_head_past_the_end_exits_1(repo, capsys):
+    code, out, _ = run(capsys, "head", "text/numbers.txt", "--start", "999", "--root", str(repo.root))
+    assert code == 1 and "past the end" in out
+
+
+@pytest.mark.parametrize(
+    "argv,needle",
+    [
+        (["glob", "  "], "pattern is empty"),
+        (["glob", "*", "missing-dir"], "'missing-dir' does not exist"),
+        (["glob", "*", "README.md"], "'README.md' is a file, not a directory"),
+        (["head", "src"], "'src' is a directory, not a file"),
+        (["head", "../../etc/passwd"], "outside the root"),
+        (["head", ".git/config"], "inside git's internals"),
+        (["head", "data/blob.bin"], "'data/blob.bin' is a binary file"),
+        (["head", ".env"], "'.env' is on the deny list"),
+        (["tail", "README.md", "-n", "0"], "n must be at least 1, got 0"),
+        (["head", "README.md", "-n", "-5"], "n must be at least 1, got -5"),
+        (["glob", "*", "--limit", "0"], "limit must be at least 1"),
+    ],
+)
+def test_errors_exit_2_with_a_message_on_stderr(repo, capsys, argv, needle):
+    code, out, err = run(capsys, *argv, "--root", str(repo.root))
+    assert code == 2 and out == ""
+    assert err.startswith("jitctx: error: ") and needle in err
+    assert "Traceback" not in err
+    assert "secret-value" not in err
+
+
+def test_non_integer_count_is_an_argparse_error(repo, capsys):
+    with pytest.raises(SystemExit) as info:
+        main(["head", "README.md", "-n", "ten", "--root", str(repo.root)])
+    assert info.value.code == 2
+    assert "invalid int value: 'ten'" in capsys.readouterr().err
+
+
+def test_bad_root_exits_2(tmp_path, capsys):
+    code, _, err = run(capsys, "glob", "*", "--root", str(tmp_path / "nope"))
+    assert code == 2 and "does not exist" in err
+
+
+def test_no_command_prints_help_and_exits_2(capsys):
+    code, _, err = run(capsys)
+    assert code == 2 and "usage: jitctx" in err
+
+
+def _cli(*argv, **kw):
+    env = {**os.environ, "PYTHONPATH": ROOT_OF_PROJECT + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return subprocess.run([sys.executable, "-m", "jitctx", *argv], capture_output=True, text=True, env=env, **kw)
+
+
+def test_closed_pipe_exits_quietly(repo):
+    for i in range(3000):
+        repo.write(f"many/f{i}.txt", "x\n")
+    env = {**os.environ, "PYTHONPATH": ROOT_OF_PROJECT}
+    proc = subprocess.run(
+        f"{sys.executable} -m jitctx glob '**/*.txt' --limit 3000 --root {repo.root} | head -n 1",
+        shell=True, capture_output=True, text=True, env=env,
+    )
+    assert proc.stdout.count("\n") == 1
+    assert proc.stderr == ""
+
+
+def test_version_and_module_entry_point():
+    proc = _cli("--version")
+    assert proc.returncode == 0 and proc.stdout.startswith("jitctx ")

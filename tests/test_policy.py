@@ -1,0 +1,136 @@
+"""Path policy: confinement, deny list, binary and text rules (DESIGN section 2)."""
+
+import os
+
+import pytest
+
+from jitctx.errors import PathError, QueryError
+from jitctx.policy import PathPolicy, decode, is_binary_bytes, split_lines
+
+
+@pytest.fixture
+def policy(repo):
+    return PathPolicy(repo.root.resolve())
+
+
+def reason(policy, path, want="any"):
+    with pytest.raises(PathError) as info:
+        policy.resolve(path, want=want)
+    return info.value.reason
+
+
+def test_relative_and_absolute_paths_inside_resolve_to_repo_relative(policy, repo):
+    assert policy.resolve("src/app.py", want="file").path == "src/app.py"
+    assert policy.resolve(str(repo.root / "src" / "app.py")).path == "src/app.py"
+    assert policy.resolve("./src/../src/util").path == "src/util"
+    assert policy.resolve(".", want="dir").path == "."
+
+
+@pytest.mark.parametrize("given", ["../outside.txt", "src/../../x", "/etc/passwd"])
+def test_escapes_are_outside_root(policy, given):
+    assert reason(policy, given) == "outside_root"
+
+
+def test_sibling_sharing_the_root_prefix_is_outside(policy, repo):
+    evil = repo.root.parent / (repo.root.name + "-evil")
+    evil.mkdir()
+    (evil / "secret.txt").write_text("x")
+    assert reason(policy, str(evil / "secret.txt")) == "outside_root"
+    assert reason(policy, f"../{repo.root.name}-evil/secret.txt") == "outside_root"
+
+
+def test_symlink_leading_out_is_outside(policy, repo, tmp_path):
+    target = tmp_path / "elsewhere.txt"
+    target.write_text("outside content")
+    os.symlink(target, repo.root / "out-link.txt")
+    assert reason(policy, "out-link.txt", want="file") == "outside_root"
+
+
+def test_symlink_loop_terminates_with_a_clear_reason(policy, repo):
+    os.symlink("loop-b", repo.root / "loop-a")
+    os.symlink("loop-a", repo.root / "loop-b")
+    assert reason(policy, "loop-a", want="file") == "symlink_loop"
+
+
+def test_symlink_inside_the_root_is_served(policy):
+    assert policy.resolve("text/link-to-app.py", want="file").path == "src/app.py"
+
+
+@pytest.mark.parametrize("given", [".git/config", ".git", "src/../.git/HEAD"])
+def test_git_internals_are_refused(policy, given):
+    assert reason(policy, given) == "git_internal"
+
+
+def test_missing_path_names_it_and_suggests_glob(policy):
+    with pytest.raises(PathError) as info:
+        policy.resolve("src/nope.py")
+    assert info.value.reason == "not_found"
+    assert "src/nope.py" in info.value.message
+    assert "**/nope.py" in info.value.hint
+
+
+def test_file_where_directory_expected_and_reverse(policy):
+    assert reason(policy, "src/app.py", want="dir") == "not_a_directory"
+    assert reason(policy, "src", want="file") == "not_a_file"
+
+
+@pytest.mark.parametrize("given", ["", "   "])
+def test_empty_path_is_refused(policy, given):
+    assert reason(policy, given) == "empty"
+
+
+def test_non_string_path_is_a_query_error(policy):
+    with pytest.raises(QueryError, match="path must be a string"):
+        policy.resolve(3)
+
+
+@pytest.mark.parametrize(
+    "name,denied",
+    [
+        (".env", True),
+        (".env.local", True),
+        ("config/.env.production", True),
+        (".env.example", False),
+        (".env.sample", False),
+        (".env.template", False),
+        ("server.pem", True),
+        ("tls.key", True),
+        ("id_rsa", True),
+        ("id_rsa.pub", True),
+        ("id_ed25519", True),
+        ("cert.p12", True),
+        (".netrc", True),
+        ("keys.py", False),
+        ("environment.md", False),
+        ("monkey.keyboard", False),
+    ],
+)
+def test_deny_list(policy, name, denied):
+    assert policy.is_denied(name) is denied
+
+
+def test_denied_file_is_refused_by_name_and_through_a_symlink(policy, repo):
+    assert reason(policy, ".env", want="file") == "denied"
+    os.symlink(".env", repo.root / "innocent.txt")
+    assert reason(policy, "innocent.txt", want="file") == "denied"
+
+
+def test_deny_list_is_configurable(repo):
+    custom = PathPolicy(repo.root.resolve(), deny=("*.md",), allow=())
+    assert custom.is_denied("README.md") and not custom.is_denied(".env")
+
+
+def test_binary_is_a_nul_in_the_first_8_kib():
+    assert is_binary_bytes(b"abc\0def")
+    assert not is_binary_bytes(b"a" * 8192 + b"\0")
+
+
+def test_decode_replaces_invalid_utf8_and_strips_bom():
+    assert decode(b"caf\xe9") == ("caf\ufffd", True)
+    assert decode("\ufeffhé".encode()) == ("hé", False)
+
+
+def test_split_lines_only_on_newline_and_drops_carriage_returns():
+    assert split_lines("a\r\nb\x0cc\u2028d\nlast") == ["a", "b\x0cc\u2028d", "last"]
+    assert split_lines("one\n") == ["one"]
+    assert split_lines("") == []

@@ -1,0 +1,57 @@
+"""Text and JSON rendering of the envelope (DESIGN section 3)."""
+
+import json
+
+from jitctx.refs import Excerpt, FileRef, Result
+from jitctx.render import age, human_size, render_json, render_text
+
+NOW = 1_700_000_000.0
+
+
+def test_envelope_json_has_the_contract_keys_in_order():
+    res = Result("glob", [FileRef("a.py", 10, NOW - 7200)], total=1, git_head="abc")
+    d = json.loads(render_json(res))
+    assert list(d) == ["tool", "results", "total", "truncated", "notice", "git_head", "stale", "instructions"]
+    assert d["results"] == [{"path": "a.py", "size": 10, "mtime": NOW - 7200}]
+
+
+def test_extra_keys_follow_the_fixed_ones():
+    res = Result("grep", extra={"backend": "rg"})
+    assert list(res.to_dict())[-1] == "backend"
+
+
+def test_text_is_one_line_per_ref_with_size_and_age():
+    res = Result("glob", [FileRef("src/a.py", 1536, NOW - 3 * 3600), FileRef(".env", 20, NOW - 30, denied=True)], total=5, truncated=True, notice="showing 2 of 5 files")
+    assert render_text(res, now=NOW) == "src/a.py  1.5 KB  3h ago\n.env  20 B  just now  [denied]\n[truncated] showing 2 of 5 files"
+
+
+def test_excerpt_text_numbers_lines():
+    e = Excerpt("a.txt", 12, NOW - 86400 * 2, 5, 6, 9, "five\nsix\n", tokens=3)
+    assert render_text(Result("head", [e], total=1), now=NOW) == (
+        "==> a.txt (lines 5-6 of 9, 12 B, 2d ago, 3 tokens) <==\n     5\tfive\n     6\tsix"
+    )
+
+
+def test_uncounted_tail_numbers_from_the_end():
+    e = Excerpt("big.log", 9 << 20, NOW, None, None, None, "a\nb\n")
+    text = render_text(Result("tail", [e], total=1), now=NOW)
+    assert text.splitlines()[1:] == ["    -2\ta", "    -1\tb"]
+
+
+def test_stale_and_instructions_come_first():
+    res = Result(
+        "glob",
+        [FileRef("a", 1, NOW)],
+        stale=[{"path": "AGENTS.md", "change": "changed", "old_head": "a" * 40, "new_head": "b" * 40}],
+        instructions=[{"path": "src/AGENTS.md", "dir": "src", "content": None}],
+    )
+    lines = render_text(res, now=NOW).splitlines()
+    assert lines[0].startswith("[instructions] src/AGENTS.md applies to files under src/")
+    assert lines[1] == "[stale] AGENTS.md: changed since it was delivered (HEAD aaaaaaaa -> bbbbbbbb)"
+
+
+def test_human_units_and_ages():
+    assert [human_size(n) for n in (0, 1023, 1024, 5 << 20, 3 << 30)] == ["0 B", "1023 B", "1.0 KB", "5.0 MB", "3.0 GB"]
+    assert [age(NOW - d, NOW) for d in (5, 120, 7200, 86400 * 3, 86400 * 40, 86400 * 400, -50)] == [
+        "just now", "2m ago", "2h ago", "3d ago", "1mo ago", "1y ago", "just now",
+    ]

@@ -1,0 +1,165 @@
+"""Root resolution, HEAD from files, and the file universe (DESIGN section 2)."""
+
+import os
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jitctx.errors import QueryError, RepoError
+from jitctx.repo import Repo, compile_glob, find_root
+
+UNIVERSE = {
+    ".env",
+    ".env.example",
+    ".github/workflows/ci.yml",
+    ".gitignore",
+    "AGENTS.md",
+    "Makefile",
+    "README.md",
+    "data/blob.bin",
+    "docs/guide.md",
+    "secrets/server.pem",
+    "src/app.py",
+    "src/util/AGENTS.md",
+    "src/util/__init__.py",
+    "src/util/helpers.py",
+    "text/bom.txt",
+    "text/crlf.txt",
+    "text/empty.txt",
+    "text/latin1.txt",
+    "text/link-to-app.py",
+    "text/long.txt",
+    "text/nonl.txt",
+    "text/numbers.txt",
+}
+
+
+def test_universe_is_tracked_plus_untracked_not_ignored(repo):
+    repo.write("notes/todo.txt", "untracked\n")
+    repo.write("scratch.log", "ignored\n")
+    files = set(Repo(repo.root).files())
+    assert files == UNIVERSE | {"notes/todo.txt"}
+
+
+def test_include_ignored_widens_the_universe_but_never_to_git(repo):
+    files = set(Repo(repo.root).files(include_ignored=True))
+    assert files == UNIVERSE | {"build/out.txt", "debug.log"}
+    assert not any(f.startswith(".git/") for f in files)
+
+
+def test_root_in_a_subfolder_lists_relative_to_it(repo):
+    sub = Repo(repo.root / "src")
+    assert set(sub.files()) == {"app.py", "util/AGENTS.md", "util/__init__.py", "util/helpers.py"}
+    assert sub.head() == repo.head()
+
+
+def test_outside_git_gitignore_files_apply(tmp_path):
+    root = tmp_path / "plain"
+    (root / "pkg" / "gen").mkdir(parents=True)
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "pkg" / ".gitignore").write_text("gen/\n!keep.log\n")
+    for rel in ["a.py", "a.log", ".hidden", "pkg/b.py", "pkg/gen/c.py", "pkg/keep.log"]:
+        (root / rel).write_text("x\n")
+    r = Repo(root)
+    assert not r.is_git
+    assert set(r.files()) == {".gitignore", "a.py", ".hidden", "pkg/.gitignore", "pkg/b.py", "pkg/keep.log"}
+    assert r.is_ignored("pkg/gen/c.py") and r.is_ignored("a.log") and not r.is_ignored("pkg/keep.log")
+    assert r.head() is None
+
+
+def test_head_is_read_from_files_and_follows_branches_and_packed_refs(repo):
+    r = Repo(repo.root)
+    first = repo.head()
+    assert r.head() == first
+    repo.checkout("feature", create=True)
+    second = repo.commit("on feature")
+    assert r.head() == second
+    repo.git("pack-refs", "--all")
+    assert not (repo.root / ".git" / "refs" / "heads" / "feature").exists()
+    assert r.head() == second
+    repo.git("checkout", "-q", "--detach", first)
+    assert r.head() == first
+
+
+def test_unborn_branch_has_no_head(tmp_path):
+    subprocess.run(["git", "init", "-q", str(tmp_path / "empty")], check=True)
+    assert Repo(tmp_path / "empty").head() is None
+
+
+def test_linked_worktree_has_its_own_head(repo, tmp_path):
+    wt = tmp_path / "wt"
+    repo.git("worktree", "add", "-q", "-b", "side", str(wt))
+    (wt / "side.txt").write_text("side\n")
+    subprocess.run(["git", "add", "-A"], cwd=wt, check=True)
+    subprocess.run(["git", "commit", "-q", "-m", "side"], cwd=wt, check=True)
+    side_head = subprocess.run(["git", "rev-parse", "HEAD"], cwd=wt, capture_output=True, text=True).stdout.strip()
+    r = Repo(wt)
+    assert r.git.git_dir != r.git.common_dir
+    assert r.head() == side_head != repo.head()
+    assert "side.txt" in r.files()
+
+
+def test_find_root_order(repo, tmp_path, monkeypatch):
+    other = tmp_path / "other"
+    other.mkdir()
+    nested = repo.root / "src" / "util"
+    assert find_root(cwd=nested) == repo.root.resolve()
+    monkeypatch.setenv("JITCTX_ROOT", str(other))
+    assert find_root(cwd=nested) == other.resolve()
+    assert find_root(str(repo.root / "docs"), cwd=nested) == (repo.root / "docs").resolve()
+
+
+def test_find_root_git_file_counts(tmp_path):
+    top = tmp_path / "wt"
+    (top / "deep").mkdir(parents=True)
+    (top / ".git").write_text("gitdir: /somewhere/else\n")
+    assert find_root(cwd=top / "deep") == top.resolve()
+
+
+def test_find_root_falls_back_to_cwd_outside_git(tmp_path):
+    (tmp_path / "plain" / "x").mkdir(parents=True)
+    assert find_root(cwd=tmp_path / "plain" / "x") == (tmp_path / "plain" / "x").resolve()
+
+
+def test_find_root_refuses_filesystem_root_and_home(tmp_path, monkeypatch):
+    with pytest.raises(RepoError, match="filesystem root"):
+        find_root("/")
+    monkeypatch.setenv("HOME", str(tmp_path))
+    with pytest.raises(RepoError, match="home directory"):
+        find_root(str(tmp_path))
+
+
+def test_find_root_missing_or_file(tmp_path):
+    with pytest.raises(RepoError, match="does not exist"):
+        find_root(str(tmp_path / "missing"))
+    (tmp_path / "f").write_text("x")
+    with pytest.raises(RepoError, match="not a directory"):
+        find_root(str(tmp_path / "f"))
+
+
+@pytest.mark.parametrize(
+    "pattern,path,hit",
+    [
+        ("*.py", "a.py", True),
+        ("*.py", "src/a.py", True),  # no slash: any depth, as in .gitignore
+        ("src/*.py", "src/a.py", True),
+        ("src/*.py", "src/sub/a.py", False),  # '*' does not cross '/'
+        ("**/*.py", "a.py", True),  # '**/' matches zero directories
+        ("**/*.py", "x/y/z/a.py", True),
+        ("src/**/*.py", "src/a.py", True),
+        ("src/**", "src/x/y.txt", True),
+        ("docs/", "docs/guide.md", True),
+        ("*.PY", "a.py", False),
+        ("[ab].py", "b.py", True),
+        ("src", "src/a.py", False),  # a glob names files, not a directory prefix
+    ],
+)
+def test_compile_glob(pattern, path, hit):
+    assert (compile_glob(pattern).match(path) is not None) is hit
+
+
+def test_compile_glob_ignore_case_and_bad_patterns():
+    assert compile_glob("*.PY", True).match("a.py")
+    with pytest.raises(QueryError, match="'!x'"):
+        compile_glob("!x")
