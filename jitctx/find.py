@@ -46,53 +46,65 @@ class FindQuery:
         )
 
 
-def _sort_key(sort: str):
-    if sort == "mtime":
-        return lambda r: (-r.mtime, r.path)
-    if sort == "size":
-        return lambda r: (-r.size, r.path)
-    return lambda r: r.path
+def _suffix_only(pattern: str) -> str | None:
+    """``*.py`` / ``**/*.py``: the literal suffix, matched with ``endswith`` (4x faster)."""
+    for head in ("**/*", "*"):
+        if pattern.startswith(head):
+            rest = pattern[len(head):]
+            if rest and not (set(rest) & {"*", "?", "[", "/", "\\", "!"}):
+                return rest
+    return None
+
+
+def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], int]:
+    """(path, size, mtime) of every regular file matching, and how many were looked at."""
+    from .repo import compile_glob
+
+    suffix = None if q.ignore_case else _suffix_only(q.pattern)
+    match = compile_glob(q.pattern, q.ignore_case).match
+    root = str(ws.root) + os.sep
+    n = len(prefix)
+    hits: list[tuple[str, int, float]] = []
+    searched = 0
+    # stat each chunk as it arrives: tracked files while git still walks for untracked ones
+    for names in ws.repo.file_chunks(include_ignored=q.include_ignored):
+        cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
+        searched += len(cands)
+        picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
+        for rel in picked:
+            path = prefix + rel
+            try:
+                st = os.stat(root + path)
+            except OSError:
+                continue  # tracked but deleted, or a dangling link
+            if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
+                hits.append((path, st.st_size, st.st_mtime))
+    return hits, searched
 
 
 def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
     """Run a glob in a Workspace; returns the result and the paths it shows."""
-    from .repo import compile_glob
-
     base = ws.policy.resolve(q.path, want="dir")
     prefix = "" if base.path == "." else base.path + "/"
-    denied = ws.policy.is_denied
     refs: list[FileRef] = []
 
     literal = _literal_hit(ws, q, prefix) if _GLOB_CHARS & set(q.pattern) else None
     if literal is not None:
         refs.append(literal)
-        searched = 1
+        searched = total = 1
     else:
-        rx = compile_glob(q.pattern, q.ignore_case)
-        names = ws.repo.files(include_ignored=q.include_ignored)
-        if prefix:
-            n = len(prefix)
-            cands = [p[n:] for p in names if p.startswith(prefix)]
+        hits, searched = _scan(ws, q, prefix)
+        total = len(hits)
+        # sort plain tuples, build objects only for what is shown
+        if q.sort == "mtime":
+            hits.sort(key=lambda h: (-h[2], h[0]))
+        elif q.sort == "size":
+            hits.sort(key=lambda h: (-h[1], h[0]))
         else:
-            cands = names
-        searched = len(cands)
-        match = rx.match
-        root = str(ws.root) + os.sep
-        st_func = os.stat
-        for rel in cands:
-            if match(rel) is None:
-                continue
-            path = prefix + rel
-            try:
-                st = st_func(root + path)
-            except OSError:
-                continue  # tracked but deleted, or a dangling link
-            if not _stat.S_ISREG(st.st_mode):
-                continue  # submodule, directory
-            refs.append(FileRef(path, st.st_size, round(st.st_mtime, 3), denied=denied(path)))
+            hits.sort()
+        denied = ws.policy.is_denied
+        refs = [FileRef(p, size, round(mtime, 3), denied=denied(p)) for p, size, mtime in hits[: q.limit]]
 
-    total = len(refs)
-    refs.sort(key=_sort_key(q.sort))
     res = Result("glob", refs[: q.limit], total=total)
     if total > q.limit:
         res.truncated = True

@@ -8,7 +8,10 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 __all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref"]
 

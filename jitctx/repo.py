@@ -16,17 +16,23 @@ from __future__ import annotations
 
 import os
 import re
-import shutil
 import subprocess
 from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
+
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Iterator
 
 from .errors import QueryError, RepoError
 
 __all__ = ["Repo", "compile_glob", "find_root"]
 
 ROOT_ENV = "JITCTX_ROOT"
+# git ls-files processes walking for untracked files; measured best at the
+# core count on 2 cores (105k files: 0.20 s in one process, 0.14 s in two)
+_WALKERS = max(1, min(4, os.cpu_count() or 1))
 
 
 def _git_marker(d: Path) -> Path | None:
@@ -89,6 +95,12 @@ def compile_glob(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
         raise QueryError(f"invalid glob {pattern!r}: {exc}", pattern=pattern) from None
 
 
+def _has_git() -> bool:
+    import shutil  # not at start-up
+
+    return shutil.which("git") is not None
+
+
 def _read(p: Path) -> str | None:
     try:
         return p.read_text(encoding="utf-8", errors="replace").strip()
@@ -131,7 +143,7 @@ class Repo:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.git = _git_layout(root) if shutil.which("git") else None
+        self.git = _git_layout(root) if _has_git() else None
 
     @property
     def is_git(self) -> bool:
@@ -175,29 +187,70 @@ class Repo:
     # -- file universe --------------------------------------------------------
 
     def files(self, *, include_ignored: bool = False) -> list[str]:
-        """Repo-relative POSIX paths discovery may see, in git's order.
+        """Repo-relative POSIX paths discovery may see.
 
         Tracked plus untracked files git does not ignore (``include_ignored``
         adds the ignored ones); hidden files in, ``.git/`` never. Tracked files
         deleted from the work tree are listed; callers ``stat`` and skip them.
         """
+        return [p for chunk in self.file_chunks(include_ignored=include_ignored) for p in chunk]
+
+    def file_chunks(self, *, include_ignored: bool = False) -> Iterator[list[str]]:
+        """The same paths as ``files``, in chunks as soon as each is listed.
+
+        In git, tracked files come first (from the index, fast) while the
+        walk for untracked files still runs: a caller can work on them in the
+        meantime. The walk is split over a few ``git ls-files`` processes by
+        top-level entry (it is the cost: a readdir of every folder).
+        """
         if self.git is not None:
-            args = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--others"]
-            if not include_ignored:
-                args.append("--exclude-standard")
-            try:
-                proc = subprocess.run(args, cwd=self.root, capture_output=True, check=False)
-            except OSError as exc:
-                raise RepoError(f"cannot run git in {str(self.root)!r}: {exc}") from None
-            if proc.returncode == 0:
-                out = proc.stdout.decode("utf-8", "surrogateescape")
-                names = out.split("\0")
-                names.pop()  # trailing NUL
-                if names and len(names) != len(set(names)):  # unmerged entries repeat
-                    names = list(dict.fromkeys(names))
-                return names
+            chunks = self._git_chunks(include_ignored)
+            if chunks is not None:
+                yield from chunks
+                return
             # not really a work tree (bare, broken): fall back to a walk
-        return list(self._walk(include_ignored))
+        yield list(self._walk(include_ignored))
+
+    def _git_chunks(self, include_ignored: bool) -> Iterator[list[str]] | None:
+        base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z"]
+        others = [*base, "--others"] + ([] if include_ignored else ["--exclude-standard"])
+        try:
+            entries = sorted(e.name for e in os.scandir(self.root) if e.name != ".git")
+        except OSError as exc:
+            raise RepoError(f"cannot list {str(self.root)!r}: {exc.strerror}") from None
+        workers = max(1, min(_WALKERS, len(entries)))
+        commands = [[*base, "--cached"]]
+        if workers == 1:
+            commands.append(others)
+        else:
+            commands += [[*others, "--", *entries[i::workers]] for i in range(workers)]
+        try:
+            procs = [subprocess.Popen(c, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+        except OSError as exc:
+            raise RepoError(f"cannot run git in {str(self.root)!r}: {exc}") from None
+        first_out, _ = procs[0].communicate()
+        if procs[0].returncode != 0:
+            for p in procs[1:]:
+                p.kill()
+                p.wait()
+            return None
+        return self._drain(first_out, procs[1:])
+
+    @staticmethod
+    def _drain(first_out: bytes, rest: list) -> Iterator[list[str]]:
+        names = _split_z(first_out)
+        if names and len(names) != len(set(names)):  # unmerged entries repeat
+            names = list(dict.fromkeys(names))
+        try:
+            yield names
+            for p in rest:
+                out, _ = p.communicate()
+                yield _split_z(out)
+        finally:
+            for p in rest:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
 
     def _walk(self, include_ignored: bool):
         from pathspec import GitIgnoreSpec
@@ -249,6 +302,12 @@ class Repo:
             if i and _ignored(chain, d + "/"):
                 return True
         return _ignored(chain, rel)
+
+
+def _split_z(out: bytes) -> list[str]:
+    names = out.decode("utf-8", "surrogateescape").split("\0")
+    names.pop()  # after the last NUL
+    return names
 
 
 def _ignored(chain: list, rel: str) -> bool:

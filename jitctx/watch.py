@@ -8,7 +8,6 @@ issue). Uses only ``repo``.
 
 from __future__ import annotations
 
-import hashlib
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,6 +25,8 @@ def hash_file(real: Path) -> str | None:
             return None
     except OSError:
         return None
+    import hashlib  # not at start-up: ~3 ms
+
     h = hashlib.sha256()
     try:
         with open(real, "rb") as f:

@@ -12,8 +12,6 @@ import os
 import threading
 from dataclasses import replace
 
-from .budget import DEFAULT_ENCODING, Tokenizer, get_tokenizer
-from .peek import PeekQuery, read_head, read_tail
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import check_tokens
 from .refs import Excerpt, Result
@@ -21,6 +19,11 @@ from .repo import Repo, find_root
 from .watch import Ledger
 
 __all__ = ["Workspace"]
+
+DEFAULT_ENCODING = "cl100k_base"  # jitctx.budget.DEFAULT_ENCODING, without importing it at start-up
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from .budget import Tokenizer
 
 
 class Workspace:
@@ -41,7 +44,7 @@ class Workspace:
         allow: tuple[str, ...] = DEFAULT_ALLOW,
         max_tokens: int | None = None,
         encoding: str = DEFAULT_ENCODING,
-        tokenizer: Tokenizer | None = None,
+        tokenizer: "Tokenizer | None" = None,
     ) -> None:
         self.root = find_root(root, cwd=cwd)
         self.repo = Repo(self.root)
@@ -60,9 +63,11 @@ class Workspace:
         return f"Workspace({str(self.root)!r})"
 
     @property
-    def tokenizer(self) -> Tokenizer:
+    def tokenizer(self) -> "Tokenizer":
         """Loaded on first use (~150 ms), then shared."""
         if self._tokenizer is None:
+            from .budget import get_tokenizer
+
             self._tokenizer = get_tokenizer(self.encoding)
         return self._tokenizer
 
@@ -92,15 +97,21 @@ class Workspace:
 
     def head(self, path: str, n: int = 100, *, start: int = 1, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000)."""
+        from .peek import PeekQuery
+
         q = PeekQuery.make(path, n, start)
         return self._peek("head", q, max_tokens)
 
     def tail(self, path: str, n: int = 100, *, max_tokens: int | None = None) -> Result:
         """The last ``n`` lines of a text file, read from the end."""
+        from .peek import PeekQuery
+
         q = PeekQuery.make(path, n)
         return self._peek("tail", q, max_tokens)
 
-    def _peek(self, tool: str, q: PeekQuery, max_tokens: int | None) -> Result:
+    def _peek(self, tool: str, q, max_tokens: int | None) -> Result:
+        from .peek import read_head, read_tail
+
         target = self.policy.resolve(q.path, want="file")
         size = target.st.st_size
         if tool == "head":
