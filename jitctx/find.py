@@ -51,7 +51,7 @@ def _suffix_only(pattern: str) -> str | None:
     for head in ("**/*", "*"):
         if pattern.startswith(head):
             rest = pattern[len(head):]
-            if rest and not (set(rest) & {"*", "?", "[", "/", "\\", "!"}):
+            if rest and not (set(rest) & {"*", "?", "[", "/", "\\", "!", "{"}):
                 return rest
     return None
 

@@ -27,7 +27,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .errors import QueryError, RepoError
 
-__all__ = ["Repo", "compile_glob", "find_root"]
+__all__ = ["Repo", "compile_glob", "expand_braces", "find_root"]
 
 ROOT_ENV = "JITCTX_ROOT"
 # git ls-files processes walking for untracked files; measured best at the
@@ -71,26 +71,62 @@ def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike |
     return resolved
 
 
+def expand_braces(pattern: str) -> list[str]:
+    """``src/*.{ts,tsx}`` -> ``['src/*.ts', 'src/*.tsx']``; nested braces work, ``\\{`` is literal."""
+    depth, start = 0, -1
+    for i, ch in enumerate(pattern):
+        if ch == "\\":
+            continue
+        if i and pattern[i - 1] == "\\":
+            continue
+        if ch == "{":
+            if depth == 0:
+                start = i
+            depth += 1
+        elif ch == "}" and depth:
+            depth -= 1
+            if depth == 0:
+                body, parts, level, last = pattern[start + 1 : i], [], 0, 0
+                for j, c in enumerate(body):
+                    if c == "{":
+                        level += 1
+                    elif c == "}":
+                        level -= 1
+                    elif c == "," and level == 0:
+                        parts.append(body[last:j])
+                        last = j + 1
+                parts.append(body[last:])
+                if len(parts) == 1:
+                    continue  # "{x}" is not a choice: keep it literal
+                head, tail = pattern[:start], pattern[i + 1 :]
+                return [q for part in parts for q in expand_braces(head + part + tail)]
+    return [pattern]
+
+
 @lru_cache(maxsize=256)
 def compile_glob(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
     """Compile a gitignore-style glob into a regex matched against a path.
 
     ``*`` does not cross ``/``; ``**/`` matches zero or more directories; a
     pattern without ``/`` matches the name at any depth; a trailing ``/``
-    or ``/**`` matches everything below.
+    or ``/**`` matches everything below; ``{a,b}`` chooses, as in ripgrep's
+    globs and the glob tools agents know.
     """
     from pathspec.patterns.gitignore.basic import GitIgnoreBasicPattern, GitIgnorePatternError
 
+    regexes = []
+    for one in expand_braces(pattern):
+        try:
+            regex, include = GitIgnoreBasicPattern.pattern_to_regex(one)
+        except (GitIgnorePatternError, ValueError) as exc:
+            raise QueryError(f"invalid glob {pattern!r}: {exc}", hint="use gitignore-style globs such as '**/*.py'", pattern=pattern) from None
+        if regex is None or not include:
+            raise QueryError(f"invalid glob {pattern!r}: it matches nothing", hint="use a positive glob such as 'src/**/*.ts'", pattern=pattern)
+        if regex.endswith("(?:/|$)"):
+            regex = regex[: -len("(?:/|$)")] + "$"
+        regexes.append(regex)
     try:
-        regex, include = GitIgnoreBasicPattern.pattern_to_regex(pattern)
-    except (GitIgnorePatternError, ValueError) as exc:
-        raise QueryError(f"invalid glob {pattern!r}: {exc}", hint="use gitignore-style globs such as '**/*.py'", pattern=pattern) from None
-    if regex is None or not include:
-        raise QueryError(f"invalid glob {pattern!r}: it matches nothing", hint="use a positive glob such as 'src/**/*.ts'", pattern=pattern)
-    if regex.endswith("(?:/|$)"):
-        regex = regex[: -len("(?:/|$)")] + "$"
-    try:
-        return re.compile(regex, re.IGNORECASE if ignore_case else 0)
+        return re.compile("|".join(f"(?:{r})" for r in regexes), re.IGNORECASE if ignore_case else 0)
     except re.error as exc:
         raise QueryError(f"invalid glob {pattern!r}: {exc}", pattern=pattern) from None
 

@@ -163,3 +163,24 @@ def test_compile_glob_ignore_case_and_bad_patterns():
     assert compile_glob("*.PY", True).match("a.py")
     with pytest.raises(QueryError, match="'!x'"):
         compile_glob("!x")
+
+
+@pytest.mark.parametrize(
+    "pattern,expanded",
+    [
+        ("*.{ts,tsx}", ["*.ts", "*.tsx"]),
+        ("{src,lib}/**/*.{js,mjs}", ["src/**/*.js", "src/**/*.mjs", "lib/**/*.js", "lib/**/*.mjs"]),
+        ("a{b,{c,d}}e", ["abe", "ace", "ade"]),
+        ("{x}", ["{x}"]),
+        ("plain/*.py", ["plain/*.py"]),
+    ],
+)
+def test_expand_braces(pattern, expanded):
+    from jitctx.repo import expand_braces
+
+    assert expand_braces(pattern) == expanded
+
+
+def test_brace_globs_match_either_choice():
+    rx = compile_glob("src/**/*.{ts,tsx}")
+    assert rx.match("src/a/b.tsx") and rx.match("src/b.ts") and not rx.match("src/b.js")
