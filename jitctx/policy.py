@@ -152,8 +152,8 @@ class PathPolicy:
 
     def _outside(self, given: str) -> PathError:
         return PathError(
-            f"path {given!r} is outside the root {self.root.name!r}",
+            f"path {given!r} is outside the root {str(self.root)!r}",
             path=given,
             reason="outside_root",
-            hint="pass a path inside the repository (relative paths are taken from the root)",
+            hint="pass a path inside the root; relative paths are taken from the root (choose another root with --root)",
         )

@@ -180,6 +180,10 @@ class Repo:
     def __init__(self, root: Path) -> None:
         self.root = root
         self.git = _git_layout(root) if _has_git() else None
+        if self.git is not None and self.git.top != root and _ignored_by_git(self.git.top, root):
+            # a root inside a directory git ignores (a tool's data dir, an
+            # installed tree): git lists nothing there, so serve it as plain files
+            self.git = None
 
     @property
     def is_git(self) -> bool:
@@ -338,6 +342,15 @@ class Repo:
             if i and _ignored(chain, d + "/"):
                 return True
         return _ignored(chain, rel)
+
+
+def _ignored_by_git(top: Path, root: Path) -> bool:
+    rel = root.relative_to(top).as_posix() + "/"
+    try:
+        proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=top, capture_output=True, check=False)
+    except OSError:
+        return False
+    return proc.returncode == 0
 
 
 def _split_z(out: bytes) -> list[str]:

@@ -184,3 +184,10 @@ def test_expand_braces(pattern, expanded):
 def test_brace_globs_match_either_choice():
     rx = compile_glob("src/**/*.{ts,tsx}")
     assert rx.match("src/a/b.tsx") and rx.match("src/b.ts") and not rx.match("src/b.js")
+
+
+def test_root_inside_an_ignored_directory_is_served_as_plain_files(repo):
+    repo.write("build/pkg/mod.py", "x = 1\n")
+    r = Repo((repo.root / "build").resolve())
+    assert not r.is_git
+    assert set(r.files()) == {"out.txt", "pkg/mod.py"}

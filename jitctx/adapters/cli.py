@@ -104,6 +104,23 @@ def _workspace(args):
     return Workspace(args.root)
 
 
+def _from_cwd(ws, path: str) -> str:
+    """A relative CLI path is taken from the working directory when that is inside the root.
+
+    Like any Unix tool (``cd src && jitctx head app.py``); tool callers, which
+    have no working directory, give paths from the root. Output paths stay
+    repo-relative either way.
+    """
+    if not path or os.path.isabs(path):
+        return path
+    from pathlib import Path
+
+    cwd = Path(os.getcwd()).resolve()
+    if cwd != ws.root and not cwd.is_relative_to(ws.root):
+        return path
+    return str(cwd / path)
+
+
 def _emit(args, result) -> int:
     from ..render import render_json, render_text
 
@@ -115,7 +132,7 @@ def _emit(args, result) -> int:
 
 def _cmd_glob(args) -> int:
     ws = _workspace(args)
-    res = ws.glob(args.pattern, args.path, sort=args.sort, limit=args.limit, include_ignored=args.include_ignored, ignore_case=args.ignore_case, max_tokens=args.max_tokens)
+    res = ws.glob(args.pattern, _from_cwd(ws, args.path), sort=args.sort, limit=args.limit, include_ignored=args.include_ignored, ignore_case=args.ignore_case, max_tokens=args.max_tokens)
     return _emit(args, res)
 
 
@@ -123,7 +140,7 @@ def _cmd_grep(args) -> int:
     ws = _workspace(args)
     res = ws.grep(
         args.pattern,
-        args.path,
+        _from_cwd(ws, args.path),
         glob=args.glob,
         ignore_case=args.ignore_case,
         fixed_strings=args.fixed_strings,
@@ -142,11 +159,13 @@ def _cmd_grep(args) -> int:
 
 
 def _cmd_head(args) -> int:
-    return _emit(args, _workspace(args).head(args.path, args.n, start=args.start, max_tokens=args.max_tokens))
+    ws = _workspace(args)
+    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
-    return _emit(args, _workspace(args).tail(args.path, args.n, max_tokens=args.max_tokens))
+    ws = _workspace(args)
+    return _emit(args, ws.tail(_from_cwd(ws, args.path), args.n, max_tokens=args.max_tokens))
 
 
 def _cmd_preload(args) -> int:

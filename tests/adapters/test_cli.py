@@ -111,3 +111,19 @@ def test_closed_pipe_exits_quietly(repo):
 def test_version_and_module_entry_point():
     proc = _cli("--version")
     assert proc.returncode == 0 and proc.stdout.startswith("jitctx ")
+
+
+def test_relative_paths_are_taken_from_the_working_directory_inside_the_root(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo.root / "src" / "util")
+    code, out, _ = run(capsys, "head", "helpers.py", "-n", "1")
+    assert code == 0 and out.startswith("==> src/util/helpers.py ")
+    code, out, _ = run(capsys, "glob", "*.py", "--sort", "path")
+    assert [line.split("  ")[0] for line in out.splitlines()] == ["src/util/__init__.py", "src/util/helpers.py"]
+    code, out, _ = run(capsys, "head", "../app.py", "-n", "1", "--json")
+    assert json.loads(out)["results"][0]["path"] == "src/app.py"
+
+
+def test_relative_paths_are_taken_from_the_root_when_outside_it(repo, capsys, monkeypatch, tmp_path):
+    monkeypatch.chdir(tmp_path)
+    code, out, _ = run(capsys, "head", "src/app.py", "-n", "1", "--root", str(repo.root))
+    assert code == 0 and out.startswith("==> src/app.py ")
