@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from .query import check_bool, check_choice, check_count, check_pattern
 from .refs import FileRef, Result
@@ -86,6 +86,9 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
     """Run a glob in a Workspace; returns the result and the paths it shows."""
     base = ws.policy.resolve(q.path, want="dir")
     prefix = "" if base.path == "." else base.path + "/"
+    root_prefix = str(ws.root) + "/" + prefix
+    if q.pattern.startswith(root_prefix):  # an absolute pattern inside the search path
+        q = replace(q, pattern=q.pattern[len(root_prefix):])
     refs: list[FileRef] = []
 
     literal = _literal_hit(ws, q, prefix) if _GLOB_CHARS & set(q.pattern) else None
@@ -117,6 +120,8 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
         where = f"under {base.path}/" if prefix else "in the repository"
         scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
         res.add_notice(f"no files match {q.pattern!r} {where} ({searched:,} searched: {scope}).")
+        if (ws.root / (prefix + q.pattern.rstrip("/"))).is_dir():
+            res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]
 
 

@@ -139,3 +139,13 @@ def test_glob_outside_git_uses_gitignore(tmp_path):
     (root / "y.py").write_text("y\n")
     res = Workspace(root).glob("**/*.py")
     assert paths(res) == ["y.py"] and res.git_head is None
+
+
+def test_glob_naming_a_directory_says_how_to_list_it(ws):
+    res = ws.glob("src/util")
+    assert res.total == 0
+    assert res.notice.endswith("'src/util' is a directory: list it with pattern='src/util/**'.")
+
+
+def test_glob_absolute_pattern_inside_the_root(ws):
+    assert paths(ws.glob(str(ws.root) + "/src/**/*.py", sort="path")) == ["src/app.py", "src/util/__init__.py", "src/util/helpers.py"]
