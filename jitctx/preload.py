@@ -372,16 +372,23 @@ class JitInstructions:
 
     def __init__(self, ws, fallbacks: tuple[str, ...] | list[str] = DEFAULT_FALLBACKS) -> None:
         self.ws = ws
-        self.fallbacks = check_fallbacks(fallbacks)
+        self.fallbacks = self._check(fallbacks)
         self._lock = threading.Lock()
         self._domain: set[str] = {"."}
         self._done: set[str] = set()  # directories whose file was delivered
         self._ids: set[tuple[int, int]] = set()  # files delivered (prefix or here)
         self._lookup: dict[str, tuple[int, Candidate | None]] = {}
 
+    def _check(self, fallbacks) -> tuple[str, ...]:
+        names = check_fallbacks(fallbacks)
+        for name in names:
+            if self.ws.policy.is_denied(name):
+                raise QueryError(f"fallback {name!r} is on the deny list", hint="instruction files are shown to the model; name a non-secret file such as 'CLAUDE.md'", field="fallbacks")
+        return names
+
     def set_fallbacks(self, fallbacks: tuple[str, ...] | list[str]) -> None:
         """Change the fallback names (forgets cached directory lookups)."""
-        names = check_fallbacks(fallbacks)
+        names = self._check(fallbacks)
         with self._lock:
             self.fallbacks = names
             self._lookup.clear()
@@ -455,9 +462,11 @@ class JitInstructions:
         if not due:
             return []
         head = self.ws.head_sha()
+        shown = set(paths) if content else ()
         out = []
         for d, c in due:
-            out.append(self._entry(d, c, content))
+            if c.path not in shown:  # head/tail of the instruction file itself carries it already
+                out.append(self._entry(d, c, content))
             self.ws.ledger.record(c.path, c.real, "instructions", head)
         return out
 

@@ -416,6 +416,18 @@ def test_jit_head_delivers_content(pre):
     assert render_text(ws.head("a/top.py", 1)).startswith("==> a/top.py")
 
 
+def test_jit_reading_the_instruction_file_itself_does_not_repeat_it(pre):
+    ws = ws_of(pre)
+    assert ws.head("sib/AGENTS.md").instructions == []
+    assert ws.head("sib/code.py").instructions == []
+    assert [i["path"] for i in ws.glob("*.md", "a/b", sort="path").instructions] == ["a/AGENTS.md", "a/b/AGENTS.override.md", "a/b/c/CLAUDE.md", "a/b/c/d/GEMINI.md"]
+
+
+def test_denied_fallback_name_is_refused(pre):
+    with pytest.raises(QueryError, match="deny list"):
+        ws_of(pre).preload(fallbacks=[".env"])
+
+
 def test_jit_never_touches_the_prefix(pre):
     ws = ws_of(pre)
     first = ws.preload()
