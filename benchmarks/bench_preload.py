@@ -139,7 +139,7 @@ def main() -> None:
         big = build(Path(tmp) / "big", big_agents_mib=50)
         res_big = _child(big, cwd, 5)
     jit = _jit()
-    ms = lambda s: f"{s * 1000:.1f} ms"  # noqa: E731
+    ms = lambda s: f"{s * 1000:.2f} ms"  # noqa: E731
     warm = statistics.median(res["warm"])
     print(f"5-level chain + 1 MB README (cwd={cwd}), budget 8,000 / README cap 2,000; prefix {res['tokens']:,} tokens")
     for f in res["files"]:

@@ -378,6 +378,7 @@ class JitInstructions:
         self._done: set[str] = set()  # directories whose file was delivered
         self._ids: set[tuple[int, int]] = set()  # files delivered (prefix or here)
         self._lookup: dict[str, tuple[int, Candidate | None]] = {}
+        self._by_path: dict[str, tuple[str, tuple[int, int] | None]] = {}  # delivered path -> (dir, identity)
 
     def _check(self, fallbacks) -> tuple[str, ...]:
         names = check_fallbacks(fallbacks)
@@ -406,6 +407,17 @@ class JitInstructions:
             self._done.clear()
             self._ids.clear()
             self._lookup.clear()
+            self._by_path.clear()
+
+    def forget(self, paths) -> None:
+        """Make these delivered instruction files due again (e.g. after a refresh cleared them as stale)."""
+        with self._lock:
+            for p in paths:
+                hit = self._by_path.pop(p, None)
+                if hit is not None:
+                    self._done.discard(hit[0])
+                    self._ids.discard(hit[1])
+                    self._lookup.pop(hit[0], None)
 
     def delivered(self) -> list[str]:
         """Directories whose instruction file was delivered just in time, sorted."""
@@ -458,6 +470,7 @@ class JitInstructions:
                     if c.identity in self._ids:
                         continue  # the same file (link) was delivered already
                     self._ids.add(c.identity)  # type: ignore[arg-type]
+                    self._by_path[c.path] = (d, c.identity)
                     due.append((d, c))
         if not due:
             return []

@@ -487,6 +487,17 @@ def test_jit_is_thread_safe_each_file_delivered_once(pre):
     assert sorted(i["path"] for i in got) == ["a/AGENTS.md", "a/b/AGENTS.override.md", "a/b/c/CLAUDE.md", "a/b/c/d/GEMINI.md", "empty/AGENTS.md", "sib/AGENTS.md"]
 
 
+def test_jit_forget_makes_a_changed_file_due_again(pre):
+    ws = ws_of(pre)
+    assert len(ws.head("sib/code.py").instructions) == 1
+    pre.write("sib/AGENTS.md", "# sib, changed\n")
+    assert [s["path"] for s in ws.stale()] == ["sib/AGENTS.md"]
+    assert ws.head("sib/code.py").instructions == []
+    ws.jit.forget(["sib/AGENTS.md"])
+    (entry,) = ws.head("sib/code.py").instructions
+    assert entry["content"] == "# sib, changed\n"
+
+
 def test_jit_reset_starts_a_new_session(pre):
     ws = ws_of(pre)
     assert len(ws.jit.on_paths(["sib/code.py"], content=False)) == 1
