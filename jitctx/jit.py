@@ -161,7 +161,8 @@ class JitInstructions:
             def render(k: int) -> str:
                 kept = "".join(line + "\n" for line in lines[:k])
                 of = f"of {len(lines):,}" if loaded.complete else f"of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-                return kept + f"[… {c.path} cut to {JIT_TOKENS:,} tokens: kept lines 1-{k:,} {of}; read on with head path={c.path} start={k + 1}]\n"
+                on = "the rest is outside the root and cannot be read with head" if c.outside else f"read on with head path={c.path} start={k + 1}"
+                return kept + f"[… {c.path} cut to {JIT_TOKENS:,} tokens: kept lines 1-{k:,} {of}; {on}]\n"
 
             k = cut_lines(tok, lines, JIT_TOKENS, render) or 0
             text = render(k)

@@ -336,7 +336,11 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
             if b.kept is None:
                 reason = "omitted"
                 note = "no room in the budget even for its label"
-                warnings.append(f"{c.path} was left out of the prefix: budget={budget:,} tokens has no room for it; read it with head path={c.path}")
+                if b.kind == "readme":
+                    room = f"readme_budget={readme_budget:,} and what the instruction files left of budget={budget:,} have"
+                else:
+                    room = f"budget={budget:,} tokens has"
+                warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with head path={c.path}")
             else:
                 reason = "cut" if b.cut else "included"
                 truncated = b.cut

@@ -284,6 +284,10 @@ def test_tiny_budget_drops_root_most_first(pre):
     assert p.text == AB
     assert [f.reason for f in p.files if f.reason != "empty"] == ["omitted", "omitted", "included", "omitted"]
     assert "AGENTS.md was left out of the prefix: budget=60 tokens has no room for it; read it with head path=AGENTS.md" in p.warnings
+    assert p.warnings[-1] == (
+        "README.md was left out of the prefix: readme_budget=2,000 and what the instruction files left of budget=60 "
+        "have no room for it; read it with head path=README.md"
+    )
 
 
 def test_budget_zero_turns_preloading_off(pre, monkeypatch):
