@@ -185,12 +185,16 @@ class Workspace:
         res, paths = search(self, q)
         return self._finish(res, paths, max_tokens, content=False)
 
-    def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000):
-        """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens."""
+    def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):
+        """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens.
+
+        ``fallbacks`` replaces the fallback instruction names (default
+        ``CLAUDE.md``, ``GEMINI.md``) for the prefix and just-in-time delivery.
+        """
         from .preload import preload
 
-        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget}  # refresh() repeats it
-        return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget)
+        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks}  # refresh() repeats it
+        return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=fallbacks)
 
     # -- session --------------------------------------------------------------
 

@@ -1,0 +1,336 @@
+"""Instruction files: which one governs a directory, and its text, loaded once.
+
+Owns the per-directory pick (``AGENTS.override.md``, ``AGENTS.md``, then the
+fallbacks; exact-case names; empty, special, binary, unreadable and broken
+files skipped with a reason), reading a file's text (BOM stripped, CRLF
+normalised, invalid UTF-8 replaced, very large files read only as far as a
+budget can use) and cutting text on line boundaries with a visible marker.
+Does not own the prefix (``preload``), budgets or the session (``preload``'s
+``JitInstructions``).
+
+Everything here is deterministic: the same bytes give the same text, and no
+absolute path or time ever enters a text or a warning.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import stat
+import threading
+from collections import OrderedDict
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .errors import QueryError
+from .policy import decode, is_binary_bytes, split_lines
+
+__all__ = [
+    "DEFAULT_FALLBACKS",
+    "FULL_READ",
+    "INSTRUCTION_NAMES",
+    "README_NAMES",
+    "Candidate",
+    "Loaded",
+    "Pick",
+    "check_fallbacks",
+    "cut_lines",
+    "load",
+    "pick_instruction",
+    "pick_readme",
+]
+
+INSTRUCTION_NAMES = ("AGENTS.override.md", "AGENTS.md")
+DEFAULT_FALLBACKS = ("CLAUDE.md", "GEMINI.md")
+README_NAMES = ("README.md", "README.rst", "README.txt", "README")
+FULL_READ = 4 * 1024 * 1024  # larger files are read only as far as a budget can use
+_MIN_PARTIAL = 256 * 1024
+_BYTES_PER_TOKEN = 64  # generous: no cl100k token is this long in practice
+_CACHE_SIZE = 256
+
+
+def check_fallbacks(value: object) -> tuple[str, ...]:
+    """Fallback instruction-file names: a list of plain file names."""
+    if isinstance(value, str) or not isinstance(value, (list, tuple)):
+        raise QueryError(f"fallbacks must be a list of file names, got {value!r}", hint="pass e.g. ['CLAUDE.md', 'GEMINI.md'], or [] for none", field="fallbacks")
+    for name in value:
+        if not isinstance(name, str) or not name.strip() or "/" in name or "\\" in name or name in (".", "..") or "\0" in name:
+            raise QueryError(f"fallback {name!r} is not a plain file name", hint="pass names such as 'CLAUDE.md' (no directories)", field="fallbacks")
+    return tuple(dict.fromkeys(value))
+
+
+# -- reading ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Loaded:
+    """A file's text as the prefix uses it.
+
+    ``lines`` are whole lines (CRLF normalised, BOM stripped, trailing blank
+    lines dropped); ``complete`` is false when only the first part of a very
+    large file was read (its last, partial line is dropped). ``blob`` is the
+    git blob id of the bytes (complete files only). ``counts`` memoises token
+    counts per (tokenizer name, key).
+    """
+
+    size: int
+    lines: tuple[str, ...]
+    complete: bool
+    replaced: bool
+    binary: bool
+    blob: str | None
+    counts: dict = field(default_factory=dict, compare=False, hash=False)
+
+    @property
+    def text(self) -> str:
+        return "".join(line + "\n" for line in self.lines)
+
+    @property
+    def is_empty(self) -> bool:
+        return self.complete and not any(line.strip() for line in self.lines)
+
+
+def _read_bytes(real: Path, limit: int) -> bytes:
+    """Read at most ``limit`` bytes (tests replace this to simulate errors)."""
+    with open(real, "rb") as f:
+        return f.read(limit)
+
+
+_cache: OrderedDict[tuple, Loaded] = OrderedDict()
+_cache_lock = threading.Lock()
+
+
+def load(real: Path, st: os.stat_result, budget_tokens: int) -> Loaded:
+    """Read and decode a regular file, cached by its identity and ``stat``.
+
+    Files up to 4 MiB are read whole; larger ones only as far as
+    ``budget_tokens`` could possibly use. Raises ``OSError`` if unreadable.
+    """
+    size = st.st_size
+    limit = size if size <= FULL_READ else min(FULL_READ, max(_MIN_PARTIAL, budget_tokens * _BYTES_PER_TOKEN))
+    key = (str(real), st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns, limit)
+    with _cache_lock:
+        hit = _cache.get(key)
+        if hit is not None:
+            _cache.move_to_end(key)
+            return hit
+    data = _read_bytes(real, limit)
+    complete = len(data) >= size
+    binary = is_binary_bytes(data)
+    blob = None
+    if complete:
+        blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
+    elif b"\n" in data:
+        data = data[: data.rindex(b"\n") + 1]  # whole lines only, never a cut character
+    else:
+        data = b""
+    if binary:
+        loaded = Loaded(size, (), complete, False, True, blob)
+    else:
+        text, replaced = decode(data)
+        lines = split_lines(text)
+        while lines and not lines[-1].strip():
+            lines.pop()
+        loaded = Loaded(size, tuple(lines), complete, replaced, False, blob)
+    with _cache_lock:
+        _cache[key] = loaded
+        if len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return loaded
+
+
+def count_memo(tok, loaded: Loaded, key: str, text_fn) -> int:
+    """A token count of text derived from ``loaded``, memoised on it."""
+    k = (getattr(tok, "name", type(tok).__name__), key)
+    hit = loaded.counts.get(k)
+    if hit is None:
+        hit = loaded.counts[k] = tok.count(text_fn())
+    return hit
+
+
+# -- picking ------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Candidate:
+    """One file examined for a directory: the pick or a skipped one, and why.
+
+    ``reason`` is ``None`` for the pick, else ``empty``, ``not_a_file``,
+    ``broken_link``, ``unreadable`` or ``binary``. ``outside`` marks a
+    symlink whose target is outside the root.
+    """
+
+    path: str  # repo-relative (the name as found, not the link target)
+    real: Path
+    st: os.stat_result | None
+    loaded: Loaded | None
+    reason: str | None = None
+    outside: bool = False
+
+    @property
+    def identity(self) -> tuple[int, int] | None:
+        return (self.st.st_dev, self.st.st_ino) if self.st is not None else None
+
+
+@dataclass(frozen=True, slots=True)
+class Pick:
+    """The instruction file governing ``dir`` (or ``None``), what was skipped, warnings."""
+
+    dir: str
+    chosen: Candidate | None
+    skipped: tuple[Candidate, ...] = ()
+    warnings: tuple[str, ...] = ()
+
+
+def _join(rel_dir: str, name: str) -> str:
+    return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
+
+
+def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None) -> tuple[Candidate | None, str | None]:
+    """Look at one candidate name: (candidate or None if absent, warning or None)."""
+    d = root if rel_dir in ("", ".") else root / rel_dir
+    p = d / name
+    rel = _join(rel_dir, name)
+    try:
+        lst = os.lstat(p)
+    except OSError:
+        return None, None
+    if listing is None:
+        try:
+            listing = set(os.listdir(d))
+        except OSError:
+            listing = set()
+    if name not in listing:  # a case-insensitive file system matched another case
+        return None, None
+    real = p
+    outside = False
+    if stat.S_ISLNK(lst.st_mode):
+        try:
+            real = Path(os.path.realpath(p, strict=True))
+            st = os.stat(real)
+        except OSError:
+            return Candidate(rel, p, None, None, "broken_link"), f"{rel} is a broken or looping symlink; skipped"
+        outside = not (real == root or real.is_relative_to(root))
+    else:
+        st = lst
+    if not stat.S_ISREG(st.st_mode):
+        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
+        return Candidate(rel, real, st, None, "not_a_file"), f"{rel} is {kind}; skipped"
+    try:
+        loaded = load(real, st, budget_tokens)
+    except OSError as exc:
+        return Candidate(rel, real, st, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
+    if loaded.binary:
+        return Candidate(rel, real, st, loaded, "binary"), f"{rel} is binary (a NUL byte in its first 8 KiB); skipped"
+    if loaded.is_empty:
+        return Candidate(rel, real, st, loaded, "empty", outside), None
+    warning = f"{rel} is a symlink to a file outside the root; loaded anyway" if outside else None
+    return Candidate(rel, real, st, loaded, None, outside), warning
+
+
+def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> list[str]:
+    wanted = {n.lower(): n for n in names}
+    out = []
+    for entry in sorted(listing):
+        exact = wanted.get(entry.lower())
+        if exact is not None and entry != exact:
+            out.append(f"{_join(rel_dir, entry)} is not read: instruction file names are case-sensitive (rename it to {exact})")
+    return out
+
+
+def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False) -> Pick:
+    """The first non-empty regular file among the names, in precedence order.
+
+    ``near_misses`` lists the directory to warn about names that differ only
+    in case (``agents.md``); without it only existing names cost a listing.
+    """
+    names = (*INSTRUCTION_NAMES, *fallbacks)
+    listing = None
+    warnings: list[str] = []
+    if near_misses:
+        d = root if rel_dir in ("", ".") else root / rel_dir
+        try:
+            listing = set(os.listdir(d))
+        except OSError:
+            listing = set()
+        warnings += _near_misses(rel_dir, listing, names)
+    skipped: list[Candidate] = []
+    chosen = None
+    for name in names:
+        cand, warning = _examine(root, rel_dir, name, budget_tokens, listing)
+        if warning:
+            warnings.append(warning)
+        if cand is None:
+            continue
+        if cand.reason is None:
+            chosen = cand
+            break
+        skipped.append(cand)
+    if chosen is not None:
+        for s in skipped:
+            if s.reason == "empty":
+                warnings.append(f"{s.path} is empty, so it was skipped and {chosen.path} loads instead (delete it, or give it content to replace {chosen.path})")
+    return Pick(rel_dir or ".", chosen, tuple(skipped), tuple(warnings))
+
+
+def pick_readme(root: Path, budget_tokens: int) -> Pick:
+    """The root README: README.md, .rst, .txt or bare; exact case first, then any case."""
+    try:
+        listing = set(os.listdir(root))
+    except OSError:
+        listing = set()
+    order = list(README_NAMES)
+    lower = {n.lower() for n in README_NAMES}
+    order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)
+    skipped, warnings = [], []
+    for name in order:
+        cand, warning = _examine(root, ".", name, budget_tokens, listing)
+        if warning:
+            warnings.append(warning)
+        if cand is None:
+            continue
+        if cand.reason is None:
+            return Pick(".", cand, tuple(skipped), tuple(warnings))
+        skipped.append(cand)
+    return Pick(".", None, tuple(skipped), tuple(warnings))
+
+
+# -- cutting ------------------------------------------------------------------
+
+
+def cut_lines(tok, lines: tuple[str, ...], room: int, render) -> int | None:
+    """The most leading lines ``k`` with ``tok.count(render(k)) <= room``.
+
+    ``render(k)`` must give the text (marker included) keeping ``k`` lines;
+    its cost grows with ``k``. Returns ``None`` if even ``k = 0`` does not
+    fit. Gallops up from a byte estimate so a huge file costs only counts of
+    text near the size that fits.
+    """
+    if tok.count(render(0)) > room:
+        return None
+    n = len(lines)
+    lo, hi = 0, None  # cost(lo) fits; cost(hi) does not
+    probe, chars = 0, 0
+    target = room * 4
+    while probe < n and chars < target:
+        chars += len(lines[probe]) + 1
+        probe += 1
+    while True:
+        if probe >= n:
+            if tok.count(render(n)) <= room:
+                return n
+            hi = n
+            break
+        if tok.count(render(probe)) <= room:
+            lo = probe
+            probe = min(n, probe * 2 + 1)
+        else:
+            hi = probe
+            break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if tok.count(render(mid)) <= room:
+            lo = mid
+        else:
+            hi = mid
+    return lo
