@@ -21,7 +21,11 @@ def run(capsys, *argv):
 def test_glob_text_and_exit_0(repo, capsys):
     code, out, err = run(capsys, "glob", "*.py", "src/util", "--sort", "path", "--root", str(repo.root))
     assert code == 0 and err == ""
-    assert [line.split("  ")[0] for line in out.splitlines()] == ["src/util/__init__.py", "src/util/helpers.py"]
+    assert [line.split("  ")[0] for line in out.splitlines()] == [
+        "[instructions] src/util/AGENTS.md applies to files under src/util/; read it with head path=src/util/AGENTS.md",
+        "src/util/__init__.py",
+        "src/util/helpers.py",
+    ]
 
 
 def test_glob_json_is_one_envelope(repo, capsys):
@@ -116,7 +120,8 @@ def test_version_and_module_entry_point():
 def test_relative_paths_are_taken_from_the_working_directory_inside_the_root(repo, capsys, monkeypatch):
     monkeypatch.chdir(repo.root / "src" / "util")
     code, out, _ = run(capsys, "head", "helpers.py", "-n", "1")
-    assert code == 0 and out.startswith("==> src/util/helpers.py ")
+    assert code == 0 and out.startswith("[instructions] src/util/AGENTS.md applies to files under src/util/:\n# util notes")
+    assert "==> src/util/helpers.py " in out
     code, out, _ = run(capsys, "glob", "*.py", "--sort", "path")
     assert [line.split("  ")[0] for line in out.splitlines()] == ["src/util/__init__.py", "src/util/helpers.py"]
     code, out, _ = run(capsys, "head", "../app.py", "-n", "1", "--json")
