@@ -123,7 +123,8 @@ def test_relative_paths_are_taken_from_the_working_directory_inside_the_root(rep
     assert code == 0 and out.startswith("[instructions] src/util/AGENTS.md applies to files under src/util/:\n# util notes")
     assert "==> src/util/helpers.py " in out
     code, out, _ = run(capsys, "glob", "*.py", "--sort", "path")
-    assert [line.split("  ")[0] for line in out.splitlines()] == ["src/util/__init__.py", "src/util/helpers.py"]
+    listed = [line.split("  ")[0] for line in out.splitlines() if not line.startswith("[instructions]")]
+    assert listed == ["src/util/__init__.py", "src/util/helpers.py"]
     code, out, _ = run(capsys, "head", "../app.py", "-n", "1", "--json")
     assert json.loads(out)["results"][0]["path"] == "src/app.py"
 
