@@ -18,6 +18,8 @@ _WHERE = {
     "JitctxError": "errors",
     "LineRef": "refs",
     "PathError": "errors",
+    "Preload": "preload",
+    "PreloadFile": "preload",
     "QueryError": "errors",
     "RepoError": "errors",
     "Result": "refs",
@@ -30,6 +32,7 @@ __all__ = sorted([*_WHERE, "__version__"])
 
 TYPE_CHECKING = False  # typing costs ~5 ms at start-up; the constant is enough for checkers
 if TYPE_CHECKING:  # pragma: no cover
+    from .preload import Preload, PreloadFile
     from .errors import BackendError, JitctxError, PathError, QueryError, RepoError, TokenizerError
     from .refs import Excerpt, FileRef, LineRef, Result, Skipped
     from .workspace import Workspace

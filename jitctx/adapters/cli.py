@@ -74,7 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
         _common(p)
 
     p = sub.add_parser("preload", help="print the stable prefix: instruction files and README within a token budget")
-    p.add_argument("--cwd", metavar="DIR", help="working directory inside the root (default: the root)")
+    p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
     p.add_argument("--budget", type=int, default=8000, metavar="TOKENS", help="token budget for all files (default 8,000; 0 turns preloading off)")
     p.add_argument("--readme-budget", type=int, default=2000, metavar="TOKENS", help="token cap for the README (default 2,000)")
     _common(p)
@@ -169,7 +169,10 @@ def _cmd_tail(args) -> int:
 
 
 def _cmd_preload(args) -> int:
-    pre = _workspace(args).preload(args.cwd, budget=args.budget, readme_budget=args.readme_budget)
+    ws = _workspace(args)
+    # the chain runs to the working directory, as agents load it, unless --cwd says otherwise
+    cwd = _from_cwd(ws, args.cwd if args.cwd is not None else ".")
+    pre = ws.preload(cwd, budget=args.budget, readme_budget=args.readme_budget)
     if args.json:
         import json
 

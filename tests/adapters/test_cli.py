@@ -133,3 +133,17 @@ def test_relative_paths_are_taken_from_the_root_when_outside_it(repo, capsys, mo
     monkeypatch.chdir(tmp_path)
     code, out, _ = run(capsys, "head", "src/app.py", "-n", "1", "--root", str(repo.root))
     assert code == 0 and out.startswith("==> src/app.py ")
+
+
+def test_preload_chain_runs_to_the_working_directory(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo.root / "src" / "util")
+    code, out, _ = run(capsys, "preload")
+    assert code == 0
+    labels = [line for line in out.splitlines() if line.startswith("==> ")]
+    assert labels == [
+        "==> AGENTS.md (instructions for the whole repository) <==",
+        "==> src/util/AGENTS.md (instructions for src/util/) <==",
+        "==> README.md (project README) <==",
+    ]
+    code, out, _ = run(capsys, "preload", "--cwd", "..")  # from the working directory: src/
+    assert "src/util/AGENTS.md" not in out
