@@ -2,10 +2,10 @@
 
 Owns turning sources into one window that fits a token budget: which
 sources are kept, cut or evicted and why, the fixed section layout with the
-stable prefix first, exact token counts per section, the prefix hash, and
-the provider-ready requests (OpenAI chat, Anthropic system + messages).
-Does not own what a source is or how history is grouped (``sources``), nor
-how evidence is found for a task (``taskctx``).
+stable prefix first, exact token counts per section and the prefix hash.
+Does not own what a source is or how history is grouped (``sources``), the
+report values (``window``), provider shapes (``chat``), nor how evidence
+is found for a task (``taskctx``).
 
 Pipeline::
 
@@ -28,11 +28,12 @@ from __future__ import annotations
 import hashlib
 import math
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 from .errors import QueryError
-from .sources import KINDS, Message, Source, item_text
+from .sources import Message, Source, item_text
+from .window import Context, Cut, Eviction, Section
 
 __all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget", "context_for_task"]
 
@@ -40,6 +41,7 @@ DEFAULT_OUTPUT = (
     "Answer the task. Cite every file you rely on as path:line. "
     "If the context above is not enough, name the glob, grep, head or tail call you need next."
 )
+NO_TASK = "(no task given)"
 MIN_KEEP = 50  # a cut that keeps fewer tokens than this drops the source instead
 
 TITLES = {
@@ -116,115 +118,6 @@ class AssembleConfig:
     def available(self, budget: int) -> int:
         """Tokens the window may use: the budget minus the reserve."""
         return budget - math.floor(budget * self.reserve_ratio)
-
-
-# -- report values ----------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Section:
-    """One ``[Title]`` block of the window: its exact ``text`` and ``tokens``."""
-
-    name: str
-    title: str
-    text: str
-    tokens: int
-    stable: bool
-    sources: tuple[str, ...]
-    cut: bool = False
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "title": self.title, "tokens": self.tokens, "stable": self.stable, "sources": list(self.sources), "cut": self.cut}
-
-
-@dataclass(frozen=True, slots=True)
-class Eviction:
-    """A source left out: ``reason`` is ``below_min_relevance``, ``over_budget``,
-    ``history_trimmed``, ``cut_below_min`` or ``empty``; ``tokens`` its full cost."""
-
-    source: str
-    kind: str
-    priority: int
-    tokens: int
-    reason: str
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "kind": self.kind, "priority": self.priority, "tokens": self.tokens, "reason": self.reason}
-
-
-@dataclass(frozen=True, slots=True)
-class Cut:
-    """A source kept in part: ``tokens`` before, ``kept_tokens`` after (marker included)."""
-
-    source: str
-    kind: str
-    tokens: int
-    kept_tokens: int
-
-    def to_dict(self) -> dict[str, Any]:
-        return {"source": self.source, "kind": self.kind, "tokens": self.tokens, "kept_tokens": self.kept_tokens}
-
-
-@dataclass(frozen=True, slots=True)
-class Context:
-    """The assembled window and its report.
-
-    ``text`` is the window; ``tokens`` its exact count (the sum of the
-    sections'); ``available`` = ``budget`` minus the reserve;
-    ``prefix_hash`` is the sha256 of the stable sections' text.
-    ``messages`` are the kept history messages, oldest first.
-    """
-
-    text: str
-    sections: tuple[Section, ...]
-    tokens: int
-    budget: int
-    available: int
-    evicted: tuple[Eviction, ...]
-    cuts: tuple[Cut, ...]
-    warnings: tuple[str, ...]
-    prefix_hash: str
-    messages: tuple[Message, ...] = field(default=())
-
-    @property
-    def stable_text(self) -> str:
-        return "".join(s.text for s in self.sections if s.stable)
-
-    @property
-    def stable_tokens(self) -> int:
-        return sum(s.tokens for s in self.sections if s.stable)
-
-    def _turn_text(self) -> str:
-        """The dynamic sections except history (history goes out as messages)."""
-        return "".join(s.text for s in self.sections if not s.stable and s.name != "history").rstrip("\n")
-
-    def to_dict(self) -> dict[str, Any]:
-        return {
-            "kind": "context",
-            "text": self.text,
-            "tokens": self.tokens,
-            "budget": self.budget,
-            "reserve": self.budget - self.available,
-            "available": self.available,
-            "stable_tokens": self.stable_tokens,
-            "prefix_hash": self.prefix_hash,
-            "sections": [s.to_dict() for s in self.sections],
-            "evicted": [e.to_dict() for e in self.evicted],
-            "cut": [c.to_dict() for c in self.cuts],
-            "warnings": list(self.warnings),
-        }
-
-    def to_openai(self) -> list[dict[str, Any]]:
-        """OpenAI chat messages: system = stable prefix, the kept history, then one user turn."""
-        from .chat import openai_messages
-
-        return openai_messages(self.stable_text, self.messages, self._turn_text())
-
-    def to_anthropic(self) -> dict[str, Any]:
-        """Anthropic ``system`` + ``messages``, a ``cache_control`` breakpoint ending the stable prefix."""
-        from .chat import anthropic_request
-
-        return anthropic_request(self.stable_text, self.messages, self._turn_text())
 
 
 # -- gather -----------------------------------------------------------------------
@@ -433,9 +326,9 @@ def _structure(kept: list[_Item], texts: dict[int, str], tok) -> list[Section]:
     for region, order in (("stable", STABLE_ORDER), ("dynamic", DYNAMIC_ORDER)):
         for key in order:
             members = sorted((i for i in kept if i.region == region and i.key == key), key=lambda i: i.order)
-            if not members and key not in ("output", "task"):
+            if not members:
                 continue
-            body = "".join(texts[i.order] for i in members) or "(none given)\n"
+            body = "".join(texts[i.order] for i in members)
             text = _header(key) + body + ("" if key == "task" else "\n")
             sections.append(Section(key, TITLES[key], text, tok.count(text), region == "stable", tuple(i.source.name for i in members), any(i.allowance is not None for i in members)))
     return sections
@@ -472,6 +365,8 @@ def assemble(
     tok = tokenizer
     got, gather_warnings = gather(sources)
     got.append(Source("output", "output", cfg.output, protected=True, stable=True))
+    if not any(s.kind == "task" for s in got):
+        got.append(Source("task", "task", NO_TASK))  # [Task] is always present, and paid for
 
     items = []
     for n, s in enumerate(got):
