@@ -87,7 +87,7 @@ def test_no_history_is_system_plus_one_user_turn():
 
 def test_anthropic_opens_with_a_user_note_when_trimming_left_an_assistant_first():
     # budget leaves room for the newest group only: the assistant's tool group
-    ctx = _window(HISTORY, budget=38)
+    ctx = _window(HISTORY, budget=37)  # protected 9, history header 1 + newest group 24: 3 left
     assert [(e.source, e.reason) for e in ctx.evicted] == [("history:0", "over_budget"), ("e", "over_budget")]
     msgs = ctx.to_anthropic()["messages"]
     assert msgs[0] == {"role": "user", "content": [{"type": "text", "text": TRIMMED_NOTE}]}
