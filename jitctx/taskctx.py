@@ -105,14 +105,14 @@ def context_for_task(
     system: str = DEFAULT_SYSTEM,
     history: Any = (),
     notes: Any = (),
-    preload: bool = True,
+    use_preload: bool = True,
     tokenizer=None,
 ) -> Context:
     """Preload, gather evidence for ``task`` with grep/glob, assemble within ``budget``.
 
     ``history``: chat messages (``Message`` or OpenAI dicts); ``notes``:
-    strings or Sources. A failing preload or search is a warning in the
-    report; the rest goes on.
+    strings or Sources. ``use_preload=False`` skips ``ws.preload()``. A
+    failing preload or search is a warning in the report; the rest goes on.
     """
     check_budget(budget)
     cfg = config if config is not None else AssembleConfig()
@@ -121,7 +121,7 @@ def context_for_task(
     hist, hist_warnings = history_sources(history, repair=cfg.repair_history)
     warnings.extend(hist_warnings)
 
-    def preload_instructions() -> list[Source]:
+    def preload() -> list[Source]:
         pre = ws.preload()
         warnings.extend(f"preload: {w}" for w in getattr(pre, "warnings", ()) or ())
         return preload_source(pre)
@@ -135,8 +135,8 @@ def context_for_task(
 
     note_sources = [n if isinstance(n, Source) else note_source(n, name=f"notes:{k}") for k, n in enumerate(notes)]
     providers: list[Any] = [system_source(system)] if system else []
-    if preload:
-        providers.append(preload_instructions)
+    if use_preload:
+        providers.append(preload)
     providers += [*note_sources, *hist, evidence, task_src]
     # ``warnings`` is filled while assemble runs the providers; it is read after.
     return assemble(providers, budget, config=cfg, tokenizer=tokenizer if tokenizer is not None else ws.tokenizer, warnings=warnings)
