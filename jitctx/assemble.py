@@ -54,8 +54,10 @@ TITLES = {
     "output": "Output",
     "task": "Task",
 }
+# Every section key appears in both regions, so no source is ever left out
+# of the layout (a history or task source cannot be stable).
 STABLE_ORDER = ("system", "preload", "notes", "evidence", "context", "output")
-DYNAMIC_ORDER = ("notes", "history", "evidence", "context", "task")
+DYNAMIC_ORDER = ("system", "preload", "output", "notes", "history", "evidence", "context", "task")
 
 
 def check_budget(budget: object) -> int:

@@ -108,6 +108,25 @@ def test_stable_source_of_a_dynamic_kind_goes_to_the_prefix():
     assert [(s.name, s.stable) for s in ctx.sections] == [("notes", True), ("output", True), ("notes", False), ("task", False)]
 
 
+def test_every_kind_lands_in_a_section_whatever_its_stability():
+    sources = [
+        Source("sys2", "system", "per-turn rule", stable=False),
+        Source("pre2", "preload", "fresh file", stable=False),
+        Source("ev", "evidence", "x", label="a.py", stable=True),
+        Source("odd", "odd-kind", "y", stable=True),
+        task_source("t"),
+    ]
+    ctx = run(sources, 100)
+    assert [(s.name, s.stable, s.sources) for s in ctx.sections] == [
+        ("evidence", True, ("ev",)),
+        ("context", True, ("odd",)),
+        ("output", True, ("output",)),
+        ("system", False, ("sys2",)),
+        ("preload", False, ("pre2",)),
+        ("task", False, ("task",)),
+    ]
+
+
 def test_items_normalized_blank_lines_and_trailing_space_stripped():
     ctx = run([note_source("\n\n  \nfirst\n\n second  \n\n\n", name="n"), task_source("t\r\nu")], 100)
     assert ctx.text == "[Output]\nReply briefly.\n\n[Notes]\n- first\n\n second\n\n[Task]\nt\nu\n"
@@ -419,3 +438,12 @@ def test_real_tokenizer_cut_fits_and_keeps_whole_lines():
     body = pre.text.split("\n")[1:-3]
     assert body and all(line.startswith("- rule ") and line.endswith("☃") for line in body)
     assert pre.text.endswith(f"[... cut to fit the budget: kept {len(body)} of 300 lines, {tok.count(text):,} tokens in full]\n\n")
+
+
+def test_importing_the_assembler_loads_no_heavy_dependency():
+    import subprocess
+    import sys
+
+    code = "import sys, jitctx.assemble, jitctx.taskctx, jitctx.chat; print(sorted(m for m in ('tiktoken', 'git', 'mcp') if m in sys.modules))"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
+    assert out.strip() == "[]"
