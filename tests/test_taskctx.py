@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from fakes_assemble import FakePreload, FakeWorkspace, WordTokenizer
+from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
 from jitctx.assemble import AssembleConfig, Eviction, context_for_task
