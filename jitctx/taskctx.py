@@ -8,7 +8,7 @@ Relevance rule. The task's keywords are its identifier-like words
 (``[A-Za-z_][A-Za-z0-9_]*``) of 3+ characters, lower-cased, stop words
 removed, first 8 kept in order. One case-insensitive ``grep`` for any
 keyword (content mode, up to 200 lines) and one case-insensitive ``glob``
-``**/*<kw>*`` per keyword (up to 20 files each) find candidate files. A
+``**/*<kw>*`` per keyword (up to 20 files each, by file name) find candidate files. A
 file's relevance is the share of keywords it hits, in its matching lines or
 its path: 3 of 4 keywords -> 0.75. Files with matching lines become
 line evidence (their matching lines, numbered); files hit only by path
