@@ -370,6 +370,11 @@ def assemble(
     if not any(s.kind == "task" for s in got):
         got.append(Source("task", "task", NO_TASK))  # [Task] is always present, and paid for
 
+    seen: set[str] = set()
+    for s in got:
+        if s.name in seen:
+            gather_warnings.append(f"two sources are named {s.name!r}: the report cannot tell them apart")
+        seen.add(s.name)
     items = []
     for n, s in enumerate(got):
         text = item_text(s)

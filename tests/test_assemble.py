@@ -11,6 +11,8 @@ import math
 
 import pytest
 from fakes_assemble import WordTokenizer
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from jitctx.assemble import AssembleConfig, Context, Cut, Eviction, Section, assemble, check_budget
 from jitctx.errors import QueryError
@@ -447,3 +449,67 @@ def test_importing_the_assembler_loads_no_heavy_dependency():
     code = "import sys, jitctx.assemble, jitctx.taskctx, jitctx.chat; print(sorted(m for m in ('tiktoken', 'git', 'mcp') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
+
+
+def test_duplicate_source_names_are_a_warning():
+    ctx = run([note_source("a", name="n"), note_source("b", name="n"), task_source("t")], 100)
+    assert ctx.warnings == ("two sources are named 'n': the report cannot tell them apart",)
+
+
+# -- invariants ------------------------------------------------------------------
+
+_word = st.sampled_from(["alpha", "beta", "gamma", "delta", "x", "def", "return"])
+_text = st.lists(st.lists(_word, min_size=0, max_size=6).map(" ".join), min_size=1, max_size=8).map("\n".join)
+
+
+@st.composite
+def _windows(draw):
+    sources = []
+    if draw(st.booleans()):
+        sources.append(system_source(draw(_text).strip() or "rule"))
+    if draw(st.booleans()):
+        sources.append(Source("preload", "preload", draw(_text)))
+    for n in range(draw(st.integers(0, 6))):
+        sources.append(Source(f"s{n}", draw(st.sampled_from(["notes", "evidence", "misc"])), draw(_text), relevance=draw(st.floats(0, 1)), timestamp=draw(st.one_of(st.none(), st.integers(0, 100)))))
+    msgs = []
+    for g in range(draw(st.integers(0, 5))):
+        if draw(st.booleans()):
+            ids = [f"c{g}.{k}" for k in range(draw(st.integers(1, 3)))]
+            msgs.append(Message("assistant", "", tuple(ToolCall(i, "grep") for i in ids)))
+            msgs += [Message("tool", draw(_text), tool_call_id=i) for i in reversed(ids)]
+        else:
+            msgs.append(Message(draw(st.sampled_from(["user", "assistant"])), draw(_text)))
+    hist, _ = history_sources(msgs)
+    sources += hist
+    sources.append(task_source(draw(_text).strip() or "task"))
+    return sources, draw(st.integers(1, 300))
+
+
+@settings(max_examples=200, deadline=None)
+@given(_windows())
+def test_invariants_fit_account_for_every_source_and_keep_a_history_suffix(case):
+    sources, budget = case
+    try:
+        ctx = run(sources, budget)
+    except QueryError as exc:
+        assert exc.fields["protected_tokens"] > budget  # only when protected sources alone do not fit
+        return
+    assert ctx.tokens == TOK.count(ctx.text) == sum(s.tokens for s in ctx.sections) <= budget
+    kept = [name for s in ctx.sections for name in s.sources]
+    evicted = [e.source for e in ctx.evicted]
+    assert sorted(kept + evicted) == sorted([s.name for s in sources] + ["output"])
+    assert [s.name for s in ctx.sections][-1] == "task" and "output" in [s.name for s in ctx.sections]
+    history = [s.name for s in sources if s.kind == "history"]
+    kept_history = [n for n in kept if n.startswith("history:")]
+    dropped = [n for n in history if n not in kept_history]
+    if dropped and kept_history:  # kept history is the newest groups (relevance 1 each: no filter holes)
+        assert history.index(dropped[-1]) < history.index(kept_history[0])
+    roles = [m.role for m in ctx.messages]
+    assert not roles or roles[0] != "tool"
+    calls, results = set(), set()
+    for m in ctx.messages:
+        calls |= {c.id for c in m.tool_calls}
+        if m.role == "tool":
+            assert m.tool_call_id in calls  # a result never comes before its call
+            results.add(m.tool_call_id)
+    assert calls == results  # and no call is kept without its result
