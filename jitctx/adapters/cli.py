@@ -200,7 +200,9 @@ def _cmd_context(args) -> int:
     from ..assemble import context_for_task
 
     ctx = context_for_task(_workspace(args), args.task, budget=args.budget)
-    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text) + "\n")
+    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
+    for w in [] if args.json else ctx.warnings:
+        sys.stderr.write(f"jitctx: warning: {w}\n")
     return EXIT_FOUND
 
 

@@ -1,0 +1,65 @@
+"""Fakes for the assembler tests: a word-counting tokenizer, a scripted workspace."""
+
+from __future__ import annotations
+
+import re
+
+from jitctx.refs import Result
+
+
+class WordTokenizer:
+    """One token per whitespace-separated word: exact, additive, easy to reason about."""
+
+    name = "words"
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        return len(text.split())
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        if max_tokens <= 0:
+            return ""
+        words = list(re.finditer(r"\S+", text))
+        return text if len(words) <= max_tokens else text[: words[max_tokens - 1].end()]
+
+
+class FakePreload:
+    def __init__(self, text: str, warnings=()) -> None:
+        self.text = text
+        self.tokens = len(text.split())
+        self.prefix_hash = "fake"
+        self.files = []
+        self.warnings = list(warnings)
+
+
+class FakeWorkspace:
+    """Answers preload/grep/glob from scripts; records the calls made."""
+
+    def __init__(self, preload=None, grep=None, globs=None, tokenizer=None) -> None:
+        self._preload = preload
+        self._grep = grep
+        self._globs = globs or {}
+        self.tokenizer = tokenizer or WordTokenizer()
+        self.calls: list[tuple] = []
+
+    def preload(self, *args, **kwargs):
+        self.calls.append(("preload",))
+        if isinstance(self._preload, Exception):
+            raise self._preload
+        return self._preload
+
+    def grep(self, pattern, path=".", **kwargs):
+        self.calls.append(("grep", pattern, path, tuple(sorted(kwargs.items()))))
+        if isinstance(self._grep, Exception):
+            raise self._grep
+        return self._grep or Result("grep")
+
+    def glob(self, pattern, path=".", **kwargs):
+        self.calls.append(("glob", pattern))
+        got = self._globs.get(pattern, [])
+        if isinstance(got, Exception):
+            raise got
+        return Result("glob", list(got), total=len(got))

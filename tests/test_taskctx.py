@@ -1,0 +1,188 @@
+"""A window for a task: keywords, evidence from grep/glob, preload, the CLI."""
+
+from __future__ import annotations
+
+import json
+
+import pytest
+from fakes_assemble import FakePreload, FakeWorkspace
+
+from jitctx.adapters import cli
+from jitctx.assemble import AssembleConfig, Eviction, context_for_task
+from jitctx.errors import QueryError
+from jitctx.refs import FileRef, LineRef, Result
+from jitctx.taskctx import DEFAULT_SYSTEM, task_keywords
+from jitctx.workspace import Workspace
+
+CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
+PRELOAD = FakePreload("<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n")
+GREP = Result(
+    "grep",
+    [
+        LineRef("src/app.py", 100, 5.0, 3, "from util.helpers import greet"),
+        LineRef("src/app.py", 100, 5.0, 7, '    print(greet("world"))'),
+        LineRef("docs/guide.md", 50, 9.0, 3, "Call `greet` to say hello."),
+    ],
+    total=3,
+)
+GLOBS = {"**/*helpers*": [FileRef("src/util/helpers.py", 120, 7.0)]}
+
+
+def _ws(**kw) -> FakeWorkspace:
+    return FakeWorkspace(**{"preload": PRELOAD, "grep": GREP, "globs": GLOBS, **kw})
+
+
+def test_task_keywords():
+    assert task_keywords("Fix greet() in src/util/helpers.py, please!") == ["greet", "src", "util", "helpers"]
+    assert task_keywords("Make the CLI handle --Budget and BUDGET") == ["cli", "handle", "budget"]
+    assert task_keywords("do it") == []
+    assert task_keywords(" ".join(f"word{n}" for n in range(20))) == [f"word{n}" for n in range(8)]
+
+
+def test_context_for_task_whole_window():
+    ws = _ws()
+    ctx = context_for_task(ws, "Fix greet in helpers", 1000, config=CFG, system="Be careful.")
+    assert ctx.text == (
+        "[System]\nBe careful.\n\n"
+        "[Instructions]\n<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n\n"
+        "[Output]\nReply briefly.\n\n"
+        "[Evidence]\n"
+        "==> src/app.py:3-7 <==\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet(\"world\"))\n"
+        "==> docs/guide.md:3 <==\n     3\tCall `greet` to say hello.\n"
+        "==> src/util/helpers.py (120 bytes) <==\n\n"
+        "[Task]\nFix greet in helpers\n"
+    )
+    assert ws.calls == [
+        ("preload",),
+        ("grep", "greet|helpers", ".", (("ignore_case", True), ("limit", 200), ("mode", "content"))),
+        ("glob", "**/*greet*"),
+        ("glob", "**/*helpers*"),
+    ]
+    assert ctx.warnings == () and ctx.evicted == ()
+
+
+def test_relevance_is_the_share_of_keywords_hit():
+    # app.py hits both keywords (1.0); guide.md and helpers.py one each (0.5)
+    cfg = AssembleConfig(reserve_ratio=0, output="Reply briefly.", min_relevance=0.6)
+    ctx = context_for_task(_ws(), "Fix greet in helpers", 1000, config=cfg, system="Be careful.")
+    assert ctx.evicted == (
+        Eviction("evidence:docs/guide.md", "evidence", 40, 9, "below_min_relevance"),
+        Eviction("evidence:src/util/helpers.py", "evidence", 40, 5, "below_min_relevance"),
+    )
+
+
+def test_failing_preload_and_grep_are_warnings_and_the_rest_goes_on():
+    ws = _ws(preload=RuntimeError("no preload yet"), grep=ModuleNotFoundError("No module named 'jitctx.search'"))
+    ctx = context_for_task(ws, "Fix greet in helpers", 1000, config=CFG, system="Be careful.")
+    assert ctx.warnings == (
+        "evidence: grep failed: ModuleNotFoundError: No module named 'jitctx.search'",
+        "source preload failed: RuntimeError: no preload yet",
+    )
+    assert [s.name for s in ctx.sections] == ["system", "output", "evidence", "task"]
+    assert ctx.sections[2].sources == ("evidence:src/util/helpers.py",)
+
+
+def test_preload_warnings_and_truncated_grep_are_reported():
+    grep = Result("grep", list(GREP.results), total=500, truncated=True, notice="showing 3 of 500; narrow with path=")
+    ctx = context_for_task(_ws(preload=FakePreload("# A\n", warnings=["README.md cut to 2,000 tokens"]), grep=grep), "Fix greet", 1000, config=CFG)
+    assert ctx.warnings == ("preload: README.md cut to 2,000 tokens", "evidence: grep showing 3 of 500; narrow with path=")
+
+
+def test_task_without_keywords_searches_nothing():
+    ws = _ws()
+    ctx = context_for_task(ws, "do it", 1000, config=CFG)
+    assert ws.calls == [("preload",)]
+    assert ctx.warnings == ("evidence: the task has no keywords to search for (words of 3+ letters)",)
+
+
+def test_history_and_notes_are_passed_through():
+    history = [{"role": "user", "content": "hello"}, {"role": "tool", "tool_call_id": "x", "content": "orphan"}]
+    with pytest.raises(QueryError, match="tool result for call id 'x'"):
+        context_for_task(_ws(), "Fix greet", 1000, config=CFG, history=history)
+    cfg = AssembleConfig(reserve_ratio=0, output="Reply briefly.", repair_history=True)
+    ctx = context_for_task(_ws(), "Fix greet", 1000, config=cfg, history=history, notes=["try helpers first"], use_preload=False)
+    assert ctx.warnings == ("history: dropped tool result 'x' at message 1: no matching call (repair)",)
+    assert [(s.name, s.sources) for s in ctx.sections if s.name in ("notes", "history")] == [("notes", ("notes:0",)), ("history", ("history:0",))]
+
+
+def test_default_system_text():
+    ctx = context_for_task(_ws(), "Fix greet", 1000, config=CFG)
+    assert ctx.sections[0].text == f"[System]\n{DEFAULT_SYSTEM}\n\n"
+
+
+@pytest.mark.parametrize("budget", [0, -1, "16000", 1.5])
+def test_bad_budget_fails_before_any_work(budget):
+    ws = _ws()
+    with pytest.raises(QueryError, match="budget must be"):
+        context_for_task(ws, "Fix greet", budget)
+    assert ws.calls == []
+
+
+def test_bad_task():
+    with pytest.raises(QueryError, match="the task must be non-empty text"):
+        context_for_task(_ws(), "  ", 1000)
+
+
+# -- CLI -------------------------------------------------------------------------
+
+
+@pytest.fixture
+def patched(monkeypatch):
+    """The real Workspace on a fixture repo, with preload and grep scripted (other engineers own them)."""
+    monkeypatch.setattr(Workspace, "preload", lambda self, *a, **k: PRELOAD)
+    monkeypatch.setattr(Workspace, "grep", lambda self, *a, **k: GREP)
+
+
+def test_cli_context_prints_the_window(repo, patched, capsys):
+    code = cli.main(["context", "--task", "Fix greet in helpers", "--root", str(repo.root)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == ""
+    assert out.startswith(f"[System]\n{DEFAULT_SYSTEM}\n\n[Instructions]\n<!-- AGENTS.md -->\n")
+    assert "==> src/util/helpers.py (" in out  # the real glob found it by name
+    assert out.endswith("[Task]\nFix greet in helpers\n")
+
+
+def test_cli_context_json_is_the_report(repo, patched, capsys):
+    code = cli.main(["context", "--task", "Fix greet in helpers", "--budget", "3000", "--root", str(repo.root), "--json"])
+    out, _ = capsys.readouterr()
+    d = json.loads(out)
+    assert code == 0
+    assert list(d) == ["kind", "text", "tokens", "budget", "reserve", "available", "stable_tokens", "prefix_hash", "sections", "evicted", "cut", "warnings"]
+    assert (d["budget"], d["reserve"], d["available"]) == (3000, 300, 2700)
+    assert [s["name"] for s in d["sections"]] == ["system", "preload", "output", "evidence", "task"]
+    tok = Workspace(repo.root).tokenizer
+    assert d["tokens"] == tok.count(d["text"]) == sum(s["tokens"] for s in d["sections"]) <= 2700
+
+
+def test_cli_context_warnings_go_to_stderr(repo, monkeypatch, capsys):
+    def broken(self, *a, **k):
+        raise RuntimeError("no preload")
+
+    monkeypatch.setattr(Workspace, "preload", broken)
+    monkeypatch.setattr(Workspace, "grep", lambda self, *a, **k: GREP)
+    code = cli.main(["context", "--task", "Fix greet", "--root", str(repo.root)])
+    out, err = capsys.readouterr()
+    assert code == 0 and err == "jitctx: warning: source preload failed: RuntimeError: no preload\n"
+
+
+@pytest.mark.parametrize("budget", ["0", "-5"])
+def test_cli_context_bad_budget(repo, patched, capsys, budget):
+    code = cli.main(["context", "--task", "x", "--budget", budget, "--root", str(repo.root)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err == f"jitctx: error: budget must be at least 1 token, got {budget}\n  hint: pass a positive budget, e.g. budget=16000\n"
+
+
+def test_cli_context_budget_not_a_number(repo, capsys):
+    with pytest.raises(SystemExit) as exc:
+        cli.main(["context", "--task", "x", "--budget", "lots", "--root", str(repo.root)])
+    assert exc.value.code == 2
+    assert "invalid int value: 'lots'" in capsys.readouterr().err
+
+
+def test_cli_context_protected_over_budget(repo, patched, capsys):
+    code = cli.main(["context", "--task", "Fix greet in helpers", "--budget", "20", "--root", str(repo.root)])
+    _, err = capsys.readouterr()
+    assert code == 2
+    assert err.startswith("jitctx: error: protected sources (system, task, output) need ")
+    assert "but the budget allows 18 (budget 20 minus reserve 2)" in err
