@@ -201,6 +201,7 @@ def _cmd_context(args) -> int:
 
     ctx = context_for_task(_workspace(args), args.task, budget=args.budget)
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
+    sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
         sys.stderr.write(f"jitctx: warning: {w}\n")
     return EXIT_FOUND
