@@ -439,7 +439,7 @@ def tool_error(exc: BaseException, ws: Workspace | None = None) -> ToolOutput:
     """A failure as a ToolOutput: structured data and a short text for the model."""
     if isinstance(exc, JitctxError):
         err = exc.to_dict()
-    elif isinstance(exc, ModuleNotFoundError):
+    elif isinstance(exc, ImportError):
         err = {"type": "unavailable", "message": f"this tool is not available in this build: {exc}", "hint": "use glob, head and tail instead"}
     else:
         err = {"type": "internal_error", "message": f"{type(exc).__name__}: {exc}", "hint": "this is a bug in jitctx; try another call and report it"}
