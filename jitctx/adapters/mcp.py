@@ -23,12 +23,14 @@ import logging
 import os
 import sys
 import warnings
+from contextlib import asynccontextmanager
 from urllib.parse import unquote, urlparse
 
 import anyio
 import mcp_types as types
 from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
 from .. import __version__
 from ..errors import JitctxError, RepoError
@@ -40,6 +42,7 @@ __all__ = ["PRELOAD_URI", "JitctxServer", "build_server", "serve"]
 log = logging.getLogger("jitctx.mcp")
 
 PRELOAD_URI = "jitctx://preload"
+POLL_SECONDS = 2.0  # how often an idle server re-checks the preloaded files (a few stat calls)
 PROMPT = "repo_context"
 ENV_ROOTS = ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR")
 INSTRUCTIONS = (
@@ -69,17 +72,22 @@ def _root_from_uri(uri: str) -> str | None:
 class JitctxServer:
     """One MCP connection's state: the workspace, its preload, subscriptions."""
 
-    def __init__(self, root: str | os.PathLike | None = None, *, workspace: Workspace | None = None) -> None:
+    def __init__(self, root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> None:
         self.root = root
         self.ws = workspace
+        self.poll = poll
         self._ws_lock = anyio.Lock()
         self._preload = None
         self._subscribed: set[str] = set()
         self._notified: frozenset = frozenset()
+        self._session = None  # the last request's session: 2025-protocol notifications go through it
+        self.bus = InMemorySubscriptionBus()  # 2026-protocol notifications: subscriptions/listen streams
         self.server = Server(
             "jitctx",
             version=__version__,
             instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
+            on_subscriptions_listen=ListenHandler(self.bus),
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
@@ -125,12 +133,13 @@ class JitctxServer:
         return types.ListToolsResult(tools=tool_list())
 
     async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        self._session = ctx.session
         try:
             ws = await self.workspace(ctx)
         except Exception as exc:  # a root that cannot be served: a tool error, the server goes on
             return _result(tool_error(exc))
         out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
-        await self._notify_stale(ctx)
+        await self._notify_stale()
         return _result(out)
 
     # -- the preload as a resource and a prompt -------------------------------------
@@ -164,6 +173,7 @@ class JitctxServer:
         return types.ReadResourceResult(contents=[types.TextResourceContents(uri=PRELOAD_URI, mime_type="text/markdown", text=pre.text)])
 
     async def subscribe(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._session = ctx.session
         self._subscribed.add(str(params.uri))
         return types.EmptyResult()
 
@@ -195,17 +205,48 @@ class JitctxServer:
 
     # -- notifications ----------------------------------------------------------------
 
-    async def _notify_stale(self, ctx) -> None:
-        """``resources/updated`` for the preload when one of its files newly went stale."""
-        if self._preload is None or PRELOAD_URI not in self._subscribed:
+    async def _notify_stale(self) -> None:
+        """Announce the preload resource as updated when one of its files newly went stale.
+
+        2026 protocol: an event on the ``subscriptions/listen`` bus (delivered
+        to clients that listen for this resource); 2025 protocol:
+        ``notifications/resources/updated`` to a client that subscribed. Once
+        per distinct stale set; the next read re-renders the prefix.
+        """
+        if self._preload is None:
             return
         try:
-            stale = frozenset(s["path"] for s in await anyio.to_thread.run_sync(self._preload.stale))
-            if stale and stale != self._notified:
-                self._notified = stale
-                await ctx.session.send_resource_updated(PRELOAD_URI)
-        except Exception as exc:  # the protocol era may not allow it; the tool results still say [stale]
-            log.info("no resources/updated notification: %s", exc)
+            # Inline, not in a worker thread: a few stat calls on the instruction files (hashing only what changed).
+            stale = frozenset(s["path"] for s in self._preload.stale())
+        except Exception as exc:  # staleness is advisory here; tool results still carry it
+            log.info("could not check the preload: %s", exc)
+            return
+        if not stale or stale == self._notified:
+            return
+        self._notified = stale
+        log.info("preload went stale: %s", ", ".join(sorted(stale)))
+        await self.bus.publish(ResourceUpdated(uri=PRELOAD_URI))
+        if PRELOAD_URI in self._subscribed and self._session is not None:
+            try:
+                await self._session.send_resource_updated(PRELOAD_URI)
+            except Exception as exc:  # the connection may be gone or not allow it
+                log.info("no resources/updated notification: %s", exc)
+
+    @asynccontextmanager
+    async def _lifespan(self, server):
+        """Re-check the preload every ``poll`` seconds, so an idle client hears of changes too."""
+        async with anyio.create_task_group() as tg:
+            if self.poll:
+                tg.start_soon(self._poll_loop)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _poll_loop(self) -> None:
+        while True:
+            await anyio.sleep(self.poll)
+            await self._notify_stale()
 
 
 def _mcp_error(message: str):
@@ -231,9 +272,9 @@ def tool_list() -> list[types.Tool]:
     ]
 
 
-def build_server(root: str | os.PathLike | None = None, *, workspace: Workspace | None = None) -> JitctxServer:
-    """A server for in-process use (tests pass it to ``mcp.Client``)."""
-    return JitctxServer(root, workspace=workspace)
+def build_server(root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> JitctxServer:
+    """A server for in-process use (tests pass ``.server`` to ``mcp.Client``)."""
+    return JitctxServer(root, workspace=workspace, poll=poll)
 
 
 def serve(root: str | os.PathLike | None = None) -> int:

@@ -6,6 +6,7 @@ import json
 import os
 import subprocess
 import sys
+import threading
 import time
 import warnings
 from pathlib import Path
@@ -42,7 +43,14 @@ def _params(*args: str, cwd: Path | None = None, **env: str) -> StdioServerParam
 
 
 def _run(coro_fn, *args):
-    return anyio.run(coro_fn, *args)
+    """anyio.run, then wait for its worker threads: they are told to stop when the loop ends, never joined."""
+    before = set(threading.enumerate())
+    try:
+        return anyio.run(coro_fn, *args)
+    finally:
+        for t in set(threading.enumerate()) - before:
+            if t.name == "AnyIO worker thread":
+                t.join(timeout=5)
 
 
 def _text(result) -> str:
@@ -286,6 +294,23 @@ def test_resource_updated_notification_when_preload_goes_stale(repo):
 
     _run(main)
     assert heard == [PRELOAD_URI]
+
+
+def test_listen_stream_hears_preload_update_without_a_call(repo):
+    """2026 protocol: subscriptions/listen carries the update; the idle poller finds it."""
+    app = build_server(workspace=Workspace(repo.root), poll=0.05)
+    fake = app._preload = _FakePreload()
+
+    async def main():
+        async with Client(app.server) as c:
+            async with c.listen(resource_subscriptions=[PRELOAD_URI]) as sub:
+                fake.stale_paths = [{"path": "AGENTS.md", "kind": "preload", "change": "changed"}]
+                with anyio.fail_after(10):
+                    async for event in sub:
+                        return event
+
+    event = _run(main)
+    assert event.uri == PRELOAD_URI
 
 
 def test_unknown_resource_is_an_error(repo):

@@ -169,6 +169,12 @@ def test_jitctx_tools_imports_without_mcp_or_tiktoken():
     assert out.stdout.strip() == "[]"
 
 
+def test_cli_start_imports_no_mcp():
+    code = "import sys; from jitctx.adapters import cli; cli.build_parser().format_help(); print('mcp' in sys.modules)"
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(WORKTREE)}, check=True)
+    assert out.stdout.strip() == "False"
+
+
 # -- argument validation agrees with the schema ---------------------------------
 
 _values = st.one_of(st.none(), st.booleans(), st.integers(-5, 3000), st.floats(allow_nan=False, allow_infinity=False, width=32), st.text(max_size=6), st.lists(st.text(max_size=3), max_size=2))
