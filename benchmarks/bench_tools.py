@@ -79,8 +79,11 @@ def startup(root: Path, reps: int) -> dict[str, float]:
     def bare() -> None:
         subprocess.run([sys.executable, "-c", "pass"], check=True)
 
+    def sdk_import() -> None:
+        subprocess.run([sys.executable, "-c", "import jitctx.adapters.mcp"], env={**os.environ, **env}, check=True)
+
     mcp_times = [anyio.run(one) for _ in range(reps)]
-    return {"mcp_first_result_ms": _median_ms(mcp_times), "cli_glob_ms": time_sync(cli, reps), "python_pass_ms": time_sync(bare, reps)}
+    return {"mcp_first_result_ms": _median_ms(mcp_times), "cli_glob_ms": time_sync(cli, reps), "python_pass_ms": time_sync(bare, reps), "import_ms": time_sync(sdk_import, reps)}
 
 
 def overhead(root: Path, name: str, args: dict, reps: int, lib_call) -> dict[str, float]:
@@ -124,7 +127,8 @@ def main() -> int:
     print(f"python {sys.version.split()[0]}, {os.cpu_count()} cpus")
     s = startup(small, a.startup_reps)
     print(f"start-up, small repo (median of {a.startup_reps}): mcp spawn+handshake+first glob {s['mcp_first_result_ms']:.0f} ms; "
-          f"one-shot CLI glob {s['cli_glob_ms']:.0f} ms; python -c pass {s['python_pass_ms']:.0f} ms")  # fmt: skip
+          f"one-shot CLI glob {s['cli_glob_ms']:.0f} ms; python -c pass {s['python_pass_ms']:.0f} ms; "
+          f"python -c 'import jitctx.adapters.mcp' {s['import_ms']:.0f} ms")  # fmt: skip
     rows = [("head 20 lines, small repo", small, "head", {"path": "src/app.py", "n": 20}, lambda ws: ws.head("src/app.py", 20, max_tokens=4000), a.reps)]
     synth = DATA / "synth-1"
     if synth.is_dir():
