@@ -77,6 +77,7 @@ class JitctxServer:
         self.ws = workspace
         self.poll = poll
         self._ws_lock = anyio.Lock()
+        self._call_lock = anyio.Lock()  # one tool call at a time: the Workspace is not promised to be thread-safe
         self._preload = None
         self._subscribed: set[str] = set()
         self._notified: frozenset = frozenset()
@@ -138,7 +139,8 @@ class JitctxServer:
             ws = await self.workspace(ctx)
         except Exception as exc:  # a root that cannot be served: a tool error, the server goes on
             return _result(tool_error(exc))
-        out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
+        async with self._call_lock:
+            out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
         await self._notify_stale()
         return _result(out)
 
