@@ -234,6 +234,8 @@ def test_in_memory_tools_and_resources(repo):
             assert [p.name for p in (await c.list_prompts()).prompts] == ["repo_context"]
             out = await c.call_tool("tail", {"path": "text/numbers.txt", "n": 2, "max_tokens": "many"})
             assert out.is_error and _text(out) == 'error (query_error): tail: max_tokens must be an integer, got a string "many"\nhint: pass a JSON number without quotes, e.g. max_tokens: 4000'
+            huge = await c.call_tool("grep", {"pattern": "a" * 100_000})
+            assert huge.is_error and huge.structured_content["error"]["message"] == "grep: pattern is 100,000 characters; the limit is 4,096"
 
     _run(main)
 
