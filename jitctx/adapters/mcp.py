@@ -1,0 +1,308 @@
+"""``jitctx mcp``: glob, grep, head, tail (and the preload) over MCP, stdio.
+
+Owns the MCP server: the tool list (from :mod:`jitctx.adapters.tools`, with
+``readOnlyHint``), tool calls (through ``dispatch``: compact text plus the JSON
+envelope as structured content; failures as tool errors naming the bad
+value), the preloaded prefix as the ``jitctx://preload`` resource and the
+``repo_context`` prompt, ``resources/updated`` notifications when preloaded
+files go stale, and choosing the root. The ``mcp`` SDK (major version 2)
+enters jitctx here and nowhere else. Does not own what the tools do.
+
+Root, first that applies: ``--root``, ``$JITCTX_ROOT``,
+``$CLAUDE_PROJECT_DIR``, the client's first ``file://`` root (asked at the
+first request that needs the workspace), the working directory (its git top
+level). ``/`` and the home directory are refused. stdout carries protocol
+messages only (the SDK points fd 1 at stderr while serving); logs go to
+stderr.
+"""
+
+from __future__ import annotations
+
+import functools
+import logging
+import os
+import sys
+import warnings
+from contextlib import asynccontextmanager
+from urllib.parse import unquote, urlparse
+
+import anyio
+import mcp_types as types
+from mcp.server.lowlevel import Server
+from mcp.server.stdio import stdio_server
+from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
+
+from .. import __version__
+from ..errors import JitctxError, RepoError
+from ..workspace import Workspace
+from .tools import DEFAULT_MAX_TOKENS, TOOLS, ToolOutput, dispatch, tool_error
+
+__all__ = ["PRELOAD_URI", "JitctxServer", "build_server", "serve"]
+
+log = logging.getLogger("jitctx.mcp")
+
+PRELOAD_URI = "jitctx://preload"
+POLL_SECONDS = 2.0  # how often an idle server re-checks the preloaded files (a few stat calls)
+PROMPT = "repo_context"
+ENV_ROOTS = ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR")
+INSTRUCTIONS = (
+    "Repository context tools: glob finds files, grep searches contents, head/tail read lines. "
+    "Results are references first; read only what you need. A [stale] line means a file you were "
+    "shown changed since: re-read it before relying on it."
+)
+
+
+def configured_root(root: str | os.PathLike | None) -> str | None:
+    """``root``, else the first set of ``$JITCTX_ROOT``, ``$CLAUDE_PROJECT_DIR``."""
+    if root not in (None, ""):
+        return str(root)
+    for key in ENV_ROOTS:
+        if os.environ.get(key):
+            return os.environ[key]
+    return None
+
+
+def _root_from_uri(uri: str) -> str | None:
+    parsed = urlparse(str(uri))
+    if parsed.scheme != "file":
+        return None
+    return unquote(parsed.path) or None
+
+
+class JitctxServer:
+    """One MCP connection's state: the workspace, its preload, subscriptions."""
+
+    def __init__(self, root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> None:
+        self.root = root
+        self.ws = workspace
+        self.poll = poll
+        self._ws_lock = anyio.Lock()
+        self._call_lock = anyio.Lock()  # one tool call at a time: the Workspace is not promised to be thread-safe
+        self._preload = None
+        self._subscribed: set[str] = set()
+        self._notified: frozenset = frozenset()
+        self._session = None  # the last request's session: 2025-protocol notifications go through it
+        self.bus = InMemorySubscriptionBus()  # 2026-protocol notifications: subscriptions/listen streams
+        self.server = Server(
+            "jitctx",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            lifespan=self._lifespan,
+            on_subscriptions_listen=ListenHandler(self.bus),
+            on_list_tools=self.list_tools,
+            on_call_tool=self.call_tool,
+            on_list_resources=self.list_resources,
+            on_read_resource=self.read_resource,
+            on_subscribe_resource=self.subscribe,
+            on_unsubscribe_resource=self.unsubscribe,
+            on_list_prompts=self.list_prompts,
+            on_get_prompt=self.get_prompt,
+        )
+
+    # -- workspace --------------------------------------------------------------
+
+    async def workspace(self, ctx) -> Workspace:
+        """The session's Workspace, made at the first request that needs it."""
+        async with self._ws_lock:
+            if self.ws is None:
+                root = self.root if self.root is not None else await self._client_root(ctx)
+                self.ws = await anyio.to_thread.run_sync(functools.partial(Workspace, root, max_tokens=DEFAULT_MAX_TOKENS))
+                log.info("serving %s", self.ws.root)
+            return self.ws
+
+    async def _client_root(self, ctx) -> str | None:
+        """The client's first ``file://`` root, if it declared roots (handshake era)."""
+        caps = ctx.session.client_capabilities
+        if caps is None or caps.roots is None:
+            return None
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")  # roots are deprecated in the 2026 protocol, still served before it
+                listed = await ctx.session.list_roots()
+        except Exception as exc:  # a client that cannot answer: fall back to the working directory
+            log.warning("could not list the client's roots: %s", exc)
+            return None
+        for r in listed.roots:
+            path = _root_from_uri(str(r.uri))
+            if path:
+                return path
+        return None
+
+    # -- tools ------------------------------------------------------------------
+
+    async def list_tools(self, ctx, params) -> types.ListToolsResult:
+        return types.ListToolsResult(tools=tool_list())
+
+    async def call_tool(self, ctx, params: types.CallToolRequestParams) -> types.CallToolResult:
+        self._session = ctx.session
+        try:
+            ws = await self.workspace(ctx)
+        except Exception as exc:  # a root that cannot be served: a tool error, the server goes on
+            return _result(tool_error(exc))
+        async with self._call_lock:
+            out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
+        await self._notify_stale()
+        return _result(out)
+
+    # -- the preload as a resource and a prompt -------------------------------------
+
+    async def _prefix(self, ctx):
+        """The preload, rendered once; re-rendered when a file in it went stale."""
+        ws = await self.workspace(ctx)
+        pre = self._preload
+        if pre is None or (await anyio.to_thread.run_sync(pre.stale)):
+            pre = self._preload = await anyio.to_thread.run_sync(ws.preload)
+            self._notified = frozenset()
+        return pre
+
+    async def list_resources(self, ctx, params) -> types.ListResourcesResult:
+        return types.ListResourcesResult(
+            resources=[
+                types.Resource(
+                    name="preload",
+                    title="Repository instructions (preload)",
+                    uri=PRELOAD_URI,
+                    description="AGENTS.md files from the root down, and the README, within a token budget.",
+                    mime_type="text/markdown",
+                )
+            ]
+        )
+
+    async def read_resource(self, ctx, params: types.ReadResourceRequestParams) -> types.ReadResourceResult:
+        if str(params.uri) != PRELOAD_URI:
+            raise _mcp_error(f"unknown resource {str(params.uri)!r}; the only resource is {PRELOAD_URI}")
+        pre = await self._guard(self._prefix(ctx))
+        return types.ReadResourceResult(contents=[types.TextResourceContents(uri=PRELOAD_URI, mime_type="text/markdown", text=pre.text)])
+
+    async def subscribe(self, ctx, params: types.SubscribeRequestParams) -> types.EmptyResult:
+        self._session = ctx.session
+        self._subscribed.add(str(params.uri))
+        return types.EmptyResult()
+
+    async def unsubscribe(self, ctx, params) -> types.EmptyResult:
+        self._subscribed.discard(str(params.uri))
+        return types.EmptyResult()
+
+    async def list_prompts(self, ctx, params) -> types.ListPromptsResult:
+        return types.ListPromptsResult(
+            prompts=[types.Prompt(name=PROMPT, title="Repository context", description="The repository's instruction files (AGENTS.md, README) as a stable prefix.")]
+        )
+
+    async def get_prompt(self, ctx, params: types.GetPromptRequestParams) -> types.GetPromptResult:
+        if params.name != PROMPT:
+            raise _mcp_error(f"unknown prompt {params.name!r}; the only prompt is {PROMPT}")
+        pre = await self._guard(self._prefix(ctx))
+        return types.GetPromptResult(
+            description=f"repository context, prefix {pre.prefix_hash[:12]}",
+            messages=[types.PromptMessage(role="user", content=types.TextContent(type="text", text=pre.text))],
+        )
+
+    async def _guard(self, awaitable):
+        try:
+            return await awaitable
+        except JitctxError as exc:
+            raise _mcp_error(str(exc)) from None
+        except ImportError as exc:
+            raise _mcp_error(f"the preload is not available in this build: {exc}") from None
+
+    # -- notifications ----------------------------------------------------------------
+
+    async def _notify_stale(self) -> None:
+        """Announce the preload resource as updated when one of its files newly went stale.
+
+        2026 protocol: an event on the ``subscriptions/listen`` bus (delivered
+        to clients that listen for this resource); 2025 protocol:
+        ``notifications/resources/updated`` to a client that subscribed. Once
+        per distinct stale set; the next read re-renders the prefix.
+        """
+        if self._preload is None:
+            return
+        try:
+            # Inline, not in a worker thread: a few stat calls on the instruction files (hashing only what changed).
+            stale = frozenset(s["path"] for s in self._preload.stale())
+        except Exception as exc:  # staleness is advisory here; tool results still carry it
+            log.info("could not check the preload: %s", exc)
+            return
+        if not stale or stale == self._notified:
+            return
+        self._notified = stale
+        log.info("preload went stale: %s", ", ".join(sorted(stale)))
+        await self.bus.publish(ResourceUpdated(uri=PRELOAD_URI))
+        if PRELOAD_URI in self._subscribed and self._session is not None:
+            try:
+                await self._session.send_resource_updated(PRELOAD_URI)
+            except Exception as exc:  # the connection may be gone or not allow it
+                log.info("no resources/updated notification: %s", exc)
+
+    @asynccontextmanager
+    async def _lifespan(self, server):
+        """Re-check the preload every ``poll`` seconds, so an idle client hears of changes too."""
+        async with anyio.create_task_group() as tg:
+            if self.poll:
+                tg.start_soon(self._poll_loop)
+            try:
+                yield {}
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _poll_loop(self) -> None:
+        while True:
+            await anyio.sleep(self.poll)
+            await self._notify_stale()
+
+
+def _mcp_error(message: str):
+    from mcp.shared.exceptions import MCPError
+
+    return MCPError(code=types.INVALID_PARAMS, message=message)
+
+
+def _result(out: ToolOutput) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)], structured_content=out.data, is_error=out.is_error)
+
+
+def tool_list() -> list[types.Tool]:
+    """The four tools, read-only, with the schemas ``jitctx.tools`` exports."""
+    return [
+        types.Tool(
+            name=t.name,
+            description=t.description,
+            input_schema=t.schema(),
+            annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+        )
+        for t in TOOLS.values()
+    ]
+
+
+def build_server(root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> JitctxServer:
+    """A server for in-process use (tests pass ``.server`` to ``mcp.Client``)."""
+    return JitctxServer(root, workspace=workspace, poll=poll)
+
+
+def serve(root: str | os.PathLike | None = None) -> int:
+    """Serve over stdio until the client closes stdin; returns the exit code.
+
+    A configured root (``--root``, ``$JITCTX_ROOT``, ``$CLAUDE_PROJECT_DIR``)
+    is checked before serving: a bad one exits 2 with the reason on stderr.
+    """
+    logging.basicConfig(stream=sys.stderr, level=os.environ.get("JITCTX_LOG", "WARNING").upper(), format="jitctx mcp: %(levelname)s: %(message)s")
+    chosen = configured_root(root)
+    ws = None
+    if chosen is not None:
+        try:
+            ws = Workspace(chosen, max_tokens=DEFAULT_MAX_TOKENS)
+        except RepoError as exc:
+            sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
+            return 2
+    app = JitctxServer(chosen, workspace=ws)
+
+    async def run() -> None:
+        async with stdio_server() as (read, write):
+            await app.server.run(read, write, app.server.create_initialization_options())
+
+    try:
+        anyio.run(run)
+    except KeyboardInterrupt:
+        return 130
+    return 0
+
