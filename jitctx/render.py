@@ -102,9 +102,9 @@ def _instruction(i: dict) -> str:
 
 
 def render_text(result: Result, now: float | None = None) -> str:
-    """Compact text: instructions and stale notes, the items, then the notice."""
-    parts = [_instruction(i) for i in result.instructions]
-    parts += [_stale_line(s) for s in result.stale]
+    """Compact text: stale notes, instructions met just now, the items, then the notice."""
+    parts = [_stale_line(s) for s in result.stale]
+    parts += [_instruction(i) for i in result.instructions]
     parts += [render_item(r, now) for r in result.results]
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {result.notice}")

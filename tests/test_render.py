@@ -38,7 +38,7 @@ def test_uncounted_tail_numbers_from_the_end():
     assert text.splitlines()[1:] == ["    -2\ta", "    -1\tb"]
 
 
-def test_stale_and_instructions_come_first():
+def test_stale_then_instructions_come_first():
     res = Result(
         "glob",
         [FileRef("a", 1, NOW)],
@@ -46,8 +46,8 @@ def test_stale_and_instructions_come_first():
         instructions=[{"path": "src/AGENTS.md", "dir": "src", "content": None}],
     )
     lines = render_text(res, now=NOW).splitlines()
-    assert lines[0].startswith("[instructions] src/AGENTS.md applies to files under src/")
-    assert lines[1] == "[stale] AGENTS.md: changed since it was delivered (HEAD aaaaaaaa -> bbbbbbbb)"
+    assert lines[0] == "[stale] AGENTS.md: changed since it was delivered (HEAD aaaaaaaa -> bbbbbbbb)"
+    assert lines[1].startswith("[instructions] src/AGENTS.md applies to files under src/")
 
 
 def test_human_units_and_ages():

@@ -150,7 +150,7 @@ class JitctxServer:
         """The preload, rendered once; re-rendered when a file in it went stale."""
         ws = await self.workspace(ctx)
         pre = self._preload
-        if pre is None or (await anyio.to_thread.run_sync(pre.stale)):
+        if pre is None or (await anyio.to_thread.run_sync(_prefix_is_stale, ws)):
             pre = self._preload = await anyio.to_thread.run_sync(ws.preload)
             self._notified = frozenset()
         return pre
@@ -306,3 +306,8 @@ def serve(root: str | os.PathLike | None = None) -> int:
         return 130
     return 0
 
+
+
+def _prefix_is_stale(ws) -> bool:
+    """A file delivered in the prefix changed or went away since it was rendered."""
+    return any(s.get("kind") == "preload" for s in ws.stale())

@@ -28,7 +28,9 @@ def test_loop_finds_and_reads_a_file(loop, repo):
     assert roles == ["user", "assistant", "tool", "assistant", "tool", "assistant"]
     glob_call = msgs[1]["tool_calls"][0]["function"]
     assert glob_call == {"name": "glob", "arguments": json.dumps({"pattern": "**/*.py", "limit": 5})}
-    assert msgs[2]["content"].startswith("src/newest.py  ")  # newest first
+    lines = msgs[2]["content"].splitlines()
+    assert lines[0].startswith("[instructions] src/util/AGENTS.md")  # just in time, before the refs
+    assert lines[1].startswith("src/newest.py  ")  # newest first
     assert msgs[3]["tool_calls"][0]["function"]["arguments"] == json.dumps({"path": "src/newest.py", "n": 20})
     assert msgs[4]["content"].splitlines()[1:] == ["     1\timport os", "     2\tprint(os.getcwd())"]
     assert msgs[5]["content"].startswith("Read src/newest.py (lines 1-2 of 2, ")

@@ -74,7 +74,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
             g = await c.call_tool("glob", {"pattern": "src/**/*.py", "sort": "path"})
             assert not g.is_error
             assert [r["path"] for r in g.structured_content["results"]] == ["src/app.py", "src/util/__init__.py", "src/util/helpers.py"]
-            assert _text(g).splitlines()[0].startswith("src/app.py  151 B  ")
+            assert _text(g).splitlines()[1].startswith("src/app.py  151 B  ")  # after src/util/AGENTS.md, just in time
 
             h = await c.call_tool("head", {"path": "src/app.py", "n": 1})
             assert not h.is_error and h.structured_content["results"][0]["content"] == '"""The fixture application."""\n'

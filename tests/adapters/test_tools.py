@@ -206,7 +206,9 @@ def test_dispatch_glob_text_and_envelope(ws, repo):
     assert isinstance(out, ToolOutput) and not out.is_error
     assert [r["path"] for r in out.data["results"]] == ["src/app.py", "src/util/__init__.py", "src/util/helpers.py"]
     assert out.data["tool"] == "glob" and out.data["git_head"] == repo.head() and out.data["stale"] == []
-    assert out.text.splitlines()[0].startswith("src/app.py  151 B  ")
+    lines = out.text.splitlines()
+    assert lines[0] == "[instructions] src/util/AGENTS.md applies to files under src/util/; read it with head path=src/util/AGENTS.md"
+    assert lines[1].startswith("src/app.py  151 B  ")
     assert str(out) == out.text
 
 
