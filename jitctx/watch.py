@@ -1,22 +1,50 @@
-"""Staleness: a ledger of what was delivered, re-checked on every request.
+"""Staleness: what was delivered, whether it changed, and the HEAD watcher.
 
-Owns the record of delivered files (preload blocks, head/tail reads, just-in-
-time instructions) with their content hash and HEAD, and deciding which went
-stale. watchdog enters jitctx here (the observer comes with the watcher
-issue). Uses only ``repo``.
+Owns the ledger of delivered files (preload blocks, head/tail reads, just-in-
+time instructions) with their content hash and HEAD; judging staleness by
+content (a pure function, :func:`judge`); sorting file-system events into
+"HEAD may have moved" / "a delivered file may have changed" / noise (a pure
+function, :func:`classify`); and :class:`HeadWatcher`, which listens to the
+git dir and the delivered files' directories with watchdog, debounces, and
+calls back once things settle. watchdog enters jitctx here and nowhere else
+(imported lazily: the CLI start-up never pays for it). Uses only ``repo``.
+
+Does not own what a result looks like, which HEAD counts as "moved" for a
+session, or refreshing the prefix: that is the Workspace's.
 """
 
 from __future__ import annotations
 
 import hashlib
+import logging
+import os
 import threading
-from dataclasses import dataclass
+import time
+import weakref
+from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Callable, Iterable, Mapping
 
-__all__ = ["Delivery", "Ledger", "hash_file"]
+__all__ = [
+    "DEBOUNCE",
+    "Delivery",
+    "GitPaths",
+    "HeadWatcher",
+    "Ledger",
+    "Refreshed",
+    "Seen",
+    "classify",
+    "hash_file",
+    "judge",
+]
 
+HASH_LIMIT = 8 * 1024 * 1024  # larger files are judged by size, mtime, inode and ctime only
+RACY_NS = 2_000_000_000  # a file written this close to when it was hashed is re-hashed (coarse clocks)
+DEBOUNCE = 0.15  # seconds of quiet before a burst of events is judged
+BUSY_CAP = 2.0  # seconds of quiet after which a git operation that holds its lock is judged anyway
+POLL_INTERVAL = 0.5  # seconds between scans of the polling observer
 
-HASH_LIMIT = 8 * 1024 * 1024  # larger files are judged by size and mtime only
+log = logging.getLogger(__name__)
 
 
 def hash_file(real: Path) -> str | None:
@@ -36,56 +64,550 @@ def hash_file(real: Path) -> str | None:
     return h.hexdigest()
 
 
+# -- the ledger ---------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Seen:
+    """A file as observed once: ``exists``; ``sig`` = (size, mtime_ns, inode,
+    ctime_ns); ``sha256`` of its bytes (``None`` when missing or over 8 MiB);
+    ``at_ns`` = when it was observed (wall clock, to spot racy mtimes)."""
+
+    exists: bool
+    sig: tuple[int, int, int, int] | None = None
+    sha256: str | None = None
+    at_ns: int = 0
+
+    @property
+    def racy(self) -> bool:
+        """Written so close to the observation that a same-size rewrite could keep its mtime."""
+        return self.sig is not None and self.at_ns - self.sig[1] < RACY_NS
+
+
+MISSING = Seen(False)
+
+
 @dataclass(frozen=True, slots=True)
 class Delivery:
-    """One file as it was when delivered to the agent."""
+    """One file as it was when delivered to the agent.
+
+    ``path``: repo-relative; ``real``: resolved absolute path; ``kind``:
+    preload | read | instructions; ``head``: HEAD sha at delivery;
+    ``seen``: its content then (``seen.exists`` is false for a candidate that
+    did not exist, so its appearance can be reported).
+    """
 
     path: str
     real: Path
-    kind: str  # preload | read | instructions
-    sha256: str | None
-    size: int
-    mtime_ns: int
+    kind: str
     head: str | None
+    seen: Seen
+
+    @property
+    def sha256(self) -> str | None:
+        return self.seen.sha256
+
+
+def judge(d: Delivery, now: Seen, head: str | None) -> dict | None:
+    """Pure staleness verdict: the stale entry for ``d`` given ``now``, or ``None``.
+
+    Content decides: a file rewritten with the same bytes is not stale; a file
+    over 8 MiB (no hash) is stale when its size, mtime, inode or ctime moved.
+    """
+    was = d.seen
+    if not was.exists and not now.exists:
+        return None
+    if not now.exists:
+        change = "deleted"
+    elif not was.exists:
+        change = "added"
+    elif was.sha256 is not None and now.sha256 is not None:
+        if was.sha256 == now.sha256:
+            return None
+        change = "changed"
+    elif was.sig == now.sig:
+        return None
+    else:
+        change = "changed"
+    return {"path": d.path, "kind": d.kind, "change": change, "old_head": d.head, "new_head": head}
+
+
+def _stat_sig(real: Path) -> tuple[int, int, int, int] | None:
+    try:
+        st = real.stat()
+    except OSError:
+        return None
+    return (st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns)
+
+
+def observe(real: Path, last: Seen | None = None, *, full: bool = False) -> Seen:
+    """Look at ``real`` now; reuse ``last``'s hash when its stat signature is
+    unchanged and not racy (unless ``full``)."""
+    sig = _stat_sig(real)
+    if sig is None:
+        return MISSING
+    if not full and last is not None and last.exists and last.sig == sig and not last.racy:
+        return last
+    at = time.time_ns()
+    sha = hash_file(real) if sig[0] <= HASH_LIMIT else None
+    if sha is None and sig[0] <= HASH_LIMIT and _stat_sig(real) is None:
+        return MISSING  # vanished while hashing
+    return Seen(True, sig, sha, at)
 
 
 class Ledger:
-    """Thread-safe record of delivered files; ``check`` lists the stale ones."""
+    """Thread-safe record of delivered files; ``check`` lists the stale ones.
+
+    One delivery per path: the latest wins (re-reading a file the agent was
+    told is stale makes it fresh again). ``listen`` registers a callback run on
+    every ``record`` (the watcher uses it to watch the new file's directory).
+    """
 
     def __init__(self) -> None:
         self._lock = threading.Lock()
         self._items: dict[str, Delivery] = {}
+        self._seen: dict[str, Seen] = {}  # path -> last observation (a hash cache)
+        self._listeners: list[Callable[[Delivery], None]] = []
 
     def record(self, path: str, real: Path, kind: str, head: str | None) -> None:
-        try:
-            st = real.stat()
-        except OSError:
-            return
-        d = Delivery(path, real, kind, hash_file(real), st.st_size, st.st_mtime_ns, head)
+        """Note that ``path`` (resolved: ``real``) was delivered now, at ``head``.
+
+        A path that does not exist is recorded as absent: if it appears later,
+        it is reported as ``added`` (preload may record candidates it skipped).
+        """
+        real = Path(real)
+        d = Delivery(path, real, kind, head, observe(real))
         with self._lock:
             self._items[path] = d
+            self._seen[path] = d.seen
+            listeners = list(self._listeners)
+        for fn in listeners:
+            fn(d)
 
-    def check(self, head: str | None) -> list[dict]:
-        """Stale entries: delivered files whose content changed or vanished."""
+    def check(self, head: str | None, *, full: bool = False) -> list[dict]:
+        """Stale entries (sorted by path): delivered files whose content changed,
+        vanished or appeared. ``full`` re-hashes every file (after HEAD moved)."""
         with self._lock:
             items = list(self._items.values())
-        out = []
+            seen = dict(self._seen)
+        out, fresh = [], {}
         for d in items:
-            try:
-                st = d.real.stat()
-            except OSError:
-                out.append(_entry(d, "deleted", head))
-                continue
-            if st.st_size == d.size and st.st_mtime_ns == d.mtime_ns:
-                continue
-            if d.sha256 is None or hash_file(d.real) != d.sha256:
-                out.append(_entry(d, "changed", head))
+            now = observe(d.real, seen.get(d.path), full=full)
+            fresh[d.path] = now
+            entry = judge(d, now, head)
+            if entry is not None:
+                out.append(entry)
+        with self._lock:
+            for path, now in fresh.items():
+                if path in self._items:
+                    self._seen[path] = now
+        out.sort(key=lambda e: e["path"])
         return out
+
+    def deliveries(self) -> list[Delivery]:
+        """Every tracked delivery, sorted by path."""
+        with self._lock:
+            return sorted(self._items.values(), key=lambda d: d.path)
+
+    def forget(self, paths: Iterable[str] = (), *, kind: str | None = None) -> None:
+        """Stop tracking ``paths``, and every delivery of ``kind`` if given."""
+        drop = set(paths)
+        with self._lock:
+            if kind is not None:
+                drop |= {p for p, d in self._items.items() if d.kind == kind}
+            for p in drop:
+                self._items.pop(p, None)
+                self._seen.pop(p, None)
 
     def clear(self) -> None:
         with self._lock:
             self._items.clear()
+            self._seen.clear()
+
+    def listen(self, fn: Callable[[Delivery], None]) -> None:
+        with self._lock:
+            self._listeners.append(fn)
+
+    def unlisten(self, fn: Callable[[Delivery], None]) -> None:
+        with self._lock:
+            if fn in self._listeners:
+                self._listeners.remove(fn)
+
+    def __len__(self) -> int:
+        with self._lock:
+            return len(self._items)
 
 
-def _entry(d: Delivery, change: str, head: str | None) -> dict:
-    return {"path": d.path, "kind": d.kind, "change": change, "old_head": d.head, "new_head": head}
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    """What :meth:`jitctx.workspace.Workspace.refresh` did.
+
+    ``prefix_hash``: sha256 of the re-rendered prefix (``None`` if nothing was
+    ever preloaded); ``git_head``: HEAD at the refresh; ``cleared``: the stale
+    entries the refresh settled; ``preload``: the new prefix object (``.text``).
+    """
+
+    prefix_hash: str | None
+    git_head: str | None
+    cleared: tuple = ()
+    preload: object = None
+
+    @property
+    def text(self) -> str | None:
+        return getattr(self.preload, "text", None)
+
+    def to_event(self) -> dict:
+        return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}
+
+
+# -- event classification (pure) ---------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class GitPaths:
+    """Absolute, resolved places git keeps what decides HEAD.
+
+    ``git_dir`` holds this work tree's HEAD (a linked worktree's is under the
+    common dir's ``worktrees/``; a submodule's under the superproject's
+    ``.git/modules/``); ``common_dir`` holds ``refs/heads/`` and ``packed-refs``.
+    """
+
+    git_dir: str
+    common_dir: str
+
+    @property
+    def heads(self) -> str:
+        return os.path.join(self.common_dir, "refs", "heads")
+
+    def busy(self) -> bool:
+        """A git operation is half-way: HEAD or the index locked, a rebase running."""
+        g = self.git_dir
+        return any(os.path.exists(os.path.join(g, name)) for name in ("HEAD.lock", "index.lock", "rebase-merge", "rebase-apply"))
+
+
+_HEAD_NAMES = frozenset({"HEAD", "HEAD.lock", "rebase-merge", "rebase-apply"})
+_COMMON_NAMES = frozenset({"packed-refs", "packed-refs.lock"})
+
+
+def classify(paths: Iterable[str], git: GitPaths | None, delivered: Mapping[str, str] | frozenset[str]) -> str | None:
+    """Sort one event by the paths it touches (source, and destination for a move).
+
+    ``"head"``: HEAD, a branch ref, ``packed-refs`` (or their ``.lock``, which
+    git writes just before renaming it over the real file), or the end of a
+    rebase; ``"file"``: a delivered file or a directory holding one;
+    ``None``: noise (the index, ORIG_HEAD, FETCH_HEAD, logs, other files).
+    """
+    kind = None
+    for p in paths:
+        if not p:
+            continue
+        parent, name = os.path.split(p)
+        if git is not None:
+            if parent == git.git_dir and name in _HEAD_NAMES:
+                return "head"
+            if parent == git.common_dir and name in _COMMON_NAMES:
+                return "head"
+            if p.startswith(git.heads + os.sep):
+                return "head"
+        if p in delivered:
+            kind = "file"
+        elif kind is None and any(r.startswith(p + os.sep) for r in delivered):
+            kind = "file"  # a directory holding delivered files came or went
+    return kind
+
+
+# -- the watcher ------------------------------------------------------------
+
+
+class _OverflowTap(logging.Handler):
+    """watchdog reports a kernel queue overflow only in its log; turn that into a full re-check."""
+
+    watchers: "weakref.WeakSet[HeadWatcher]" = weakref.WeakSet()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            text = record.getMessage()
+        except Exception:  # a malformed record is not ours to fix
+            return
+        if "overflow" in text.lower():
+            for w in list(self.watchers):
+                w.signal("overflow")
+
+
+_TAP = _OverflowTap(logging.WARNING)
+_TAP_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
+_tap_lock = threading.Lock()
+
+
+def _tap(watcher: "HeadWatcher", on: bool) -> None:
+    with _tap_lock:
+        if on:
+            _OverflowTap.watchers.add(watcher)
+        else:
+            _OverflowTap.watchers.discard(watcher)
+        for name in _TAP_LOGGERS:
+            lg = logging.getLogger(name)
+            if _OverflowTap.watchers and _TAP not in lg.handlers:
+                lg.addHandler(_TAP)
+            elif not _OverflowTap.watchers and _TAP in lg.handlers:
+                lg.removeHandler(_TAP)
+
+
+def _event_filter():
+    from watchdog.events import (
+        DirCreatedEvent,
+        DirDeletedEvent,
+        DirMovedEvent,
+        FileCreatedEvent,
+        FileDeletedEvent,
+        FileModifiedEvent,
+        FileMovedEvent,
+    )
+
+    # Write events only: no opens or closes (one grep over 19k files made 12,756 of them).
+    return [FileModifiedEvent, FileCreatedEvent, FileDeletedEvent, FileMovedEvent, DirCreatedEvent, DirDeletedEvent, DirMovedEvent]
+
+
+@dataclass
+class _Armed:
+    watch: object
+    ino: int
+
+
+@dataclass
+class _State:
+    pending: set = field(default_factory=set)
+    last: float = 0.0
+    stopping: bool = False
+
+
+class HeadWatcher:
+    """Watches what can move HEAD or change a delivered file; calls back when settled.
+
+    Watched, never the whole tree: the git dir (HEAD), the common dir
+    (``packed-refs``), ``refs/heads/`` (recursively: branch names nest) and
+    the directory of every file in ``ledger`` (each non-recursively; a
+    directory that is gone is replaced by its closest existing ancestor until
+    it is back). Events are write events only; after :data:`DEBOUNCE`
+    seconds of quiet (longer while git holds ``HEAD.lock``/``index.lock`` or a
+    rebase runs, up to :data:`BUSY_CAP`), ``on_settle(reasons)`` runs on the
+    watcher's own thread with ``reasons`` a subset of ``{"head", "file",
+    "overflow"}``; the callback judges what really changed.
+
+    ``poll=True`` uses watchdog's polling observer; it is also used when
+    native events are unavailable (``observer_kind`` says which runs).
+    """
+
+    def __init__(
+        self,
+        root: Path,
+        git: GitPaths | None,
+        ledger: Ledger,
+        on_settle: Callable[[frozenset[str]], None],
+        *,
+        poll: bool = False,
+        debounce: float = DEBOUNCE,
+        busy_cap: float = BUSY_CAP,
+        poll_interval: float = POLL_INTERVAL,
+    ) -> None:
+        self.root = Path(root)
+        self.git = git
+        self.ledger = ledger
+        self.on_settle = on_settle
+        self.poll = poll
+        self.debounce = debounce
+        self.busy_cap = busy_cap
+        self.poll_interval = poll_interval
+        self.observer_kind: str | None = None
+        self._cond = threading.Condition()
+        self._state = _State()
+        self._observer = None
+        self._worker: threading.Thread | None = None
+        self._armed: dict[str, _Armed] = {}
+        self._arm_lock = threading.Lock()
+        self._delivered: dict[str, str] = {}  # real path -> repo path
+
+    # -- lifecycle ----------------------------------------------------------
+
+    def start(self) -> "HeadWatcher":
+        if self._worker is not None:
+            return self
+        self._observer = self._make_observer(self.poll)
+        self._observer.start()
+        try:
+            self._rearm()
+        except OSError:
+            if self.observer_kind != "native":
+                raise
+            self._stop_observer()  # inotify limits reached: poll instead
+            self._armed.clear()
+            self._observer = self._make_observer(True)
+            self._observer.start()
+            self._rearm()
+        self.ledger.listen(self._on_record)
+        _tap(self, True)
+        self._worker = threading.Thread(target=self._run, name="jitctx-watch", daemon=True)
+        self._worker.start()
+        return self
+
+    def stop(self) -> None:
+        """Stop and join every thread this watcher started; safe to call twice."""
+        _tap(self, False)
+        self.ledger.unlisten(self._on_record)
+        with self._cond:
+            self._state.stopping = True
+            self._cond.notify_all()
+        if self._worker is not None and self._worker is not threading.current_thread():
+            self._worker.join()
+        self._worker = None
+        self._stop_observer()
+
+    def _stop_observer(self) -> None:
+        obs, self._observer = self._observer, None
+        if obs is not None:
+            obs.stop()
+            if obs.is_alive():
+                obs.join()
+            for emitter in list(getattr(obs, "emitters", ())):
+                if emitter.is_alive():
+                    emitter.join()
+
+    def _make_observer(self, poll: bool):
+        if not poll:
+            try:
+                from watchdog.observers import Observer
+
+                obs = Observer()
+                if type(obs).__name__ != "PollingObserver":
+                    self.observer_kind = "native"
+                    return obs
+            except Exception as exc:  # no native backend on this platform or libc
+                log.info("native file events unavailable (%s); polling", exc)
+        from watchdog.observers.polling import PollingObserver
+
+        self.observer_kind = "polling"
+        return PollingObserver(timeout=self.poll_interval)
+
+    # -- what to watch --------------------------------------------------------
+
+    def _wanted(self) -> dict[str, bool]:
+        """Directory -> recursive?"""
+        want: dict[str, bool] = {}
+        if self.git is not None:
+            want[self.git.git_dir] = False
+            want[self.git.common_dir] = False
+            if os.path.isdir(self.git.heads):
+                want[self.git.heads] = True
+        root = str(self.root)
+        for real in self._delivered:
+            d = os.path.dirname(real)
+            while not os.path.isdir(d) and d != root and os.path.dirname(d) != d:
+                d = os.path.dirname(d)  # gone for now: watch where it would come back
+            want.setdefault(d, False)
+        return want
+
+    def _rearm(self) -> None:
+        """Bring the scheduled watches in line with what should be watched."""
+        obs = self._observer
+        if obs is None:
+            return
+        self._delivered = {str(d.real): d.path for d in self.ledger.deliveries()}
+        with self._arm_lock:
+            want = self._wanted()
+            alive = {id(e.watch): e.is_alive() for e in list(obs.emitters)}
+            for path in [p for p in self._armed if p not in want]:
+                self._unschedule(obs, path)
+            for path, recursive in want.items():
+                try:
+                    ino = os.stat(path).st_ino
+                except OSError:
+                    self._unschedule(obs, path)
+                    continue
+                armed = self._armed.get(path)
+                if armed is not None and armed.ino == ino and alive.get(id(armed.watch), False):
+                    continue
+                self._unschedule(obs, path)
+                watch = obs.schedule(_Handler(self), path, recursive=recursive, event_filter=_event_filter())
+                self._armed[path] = _Armed(watch, ino)
+
+    def _unschedule(self, obs, path: str) -> None:
+        armed = self._armed.pop(path, None)
+        if armed is not None:
+            try:
+                obs.unschedule(armed.watch)
+            except (KeyError, OSError):
+                pass
+
+    def watched(self) -> dict[str, bool]:
+        """The directories watched now (path -> recursive), for tests and ``--verbose`` users."""
+        with self._arm_lock:
+            return {p: bool(a.watch.is_recursive) for p, a in self._armed.items()}
+
+    def _on_record(self, d: Delivery) -> None:
+        real = str(d.real)
+        if self._delivered.get(real) != d.path:
+            self._delivered = {**self._delivered, real: d.path}  # copy on write: the observer thread reads it
+        if os.path.dirname(real) not in self._armed:
+            try:
+                self._rearm()
+            except OSError as exc:
+                log.warning("cannot watch %s: %s", os.path.dirname(real), exc)
+
+    # -- events -------------------------------------------------------------
+
+    def on_event(self, event) -> None:
+        """Feed one watchdog event (the observer's thread calls this; tests may too)."""
+        paths = (os.fsdecode(event.src_path), os.fsdecode(getattr(event, "dest_path", "") or ""))
+        kind = classify(paths, self.git, self._delivered)
+        if kind is None:
+            return
+        if kind == "file" and event.is_directory:
+            kind = "dir"  # a directory came or went: re-arm before judging
+        self.signal(kind)
+
+    def signal(self, reason: str) -> None:
+        """Note that something may have changed; the worker judges once quiet."""
+        with self._cond:
+            self._state.pending.add(reason)
+            self._state.last = time.monotonic()
+            self._cond.notify_all()
+
+    def _run(self) -> None:
+        st = self._state
+        while True:
+            with self._cond:
+                while True:
+                    if st.stopping:
+                        return
+                    if not st.pending:
+                        self._cond.wait()
+                        continue
+                    quiet = time.monotonic() - st.last
+                    if quiet < self.debounce:
+                        self._cond.wait(self.debounce - quiet)
+                        continue
+                    if self.git is not None and quiet < self.busy_cap and self.git.busy():
+                        self._cond.wait(min(0.05, self.busy_cap - quiet))
+                        continue
+                    reasons = frozenset(st.pending)
+                    st.pending.clear()
+                    break
+            if reasons & {"dir", "overflow", "head"}:
+                try:
+                    self._rearm()
+                except OSError as exc:
+                    log.warning("cannot re-arm watches: %s", exc)
+            try:
+                self.on_settle(frozenset(r if r != "dir" else "file" for r in reasons))
+            except Exception:  # a failing callback must not kill the watcher
+                log.exception("jitctx watcher callback failed")
+
+
+class _Handler:
+    """Forwards watchdog events to the watcher (duck-typed: watchdog only calls ``dispatch``)."""
+
+    def __init__(self, watcher: HeadWatcher) -> None:
+        self.watcher = watcher
+
+    def dispatch(self, event) -> None:
+        self.watcher.on_event(event)
