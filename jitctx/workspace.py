@@ -181,12 +181,7 @@ class Workspace:
         self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget}  # refresh() repeats it
         return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget)
 
-    # -- session: staleness, refresh, watching ------------------------------
-
-    _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
-    _watcher = None  # a running HeadWatcher, or None
-    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch_events subscribers
-    _subscribers: tuple = ()  # queues of running watch_events generators
+    # -- session --------------------------------------------------------------
 
     def stale(self) -> list[dict]:
         """Delivered files that changed, vanished or appeared since they were delivered.
@@ -198,6 +193,28 @@ class Workspace:
         until :meth:`refresh` (or, for a read, until the file is read again).
         """
         return self._stale_for(self.head_sha())
+
+    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False) -> Result:
+        """Fill the session fields, then apply the token cap."""
+        head = self.head_sha()
+        res.git_head = head
+        res.instructions = self.jit.on_paths(paths, content=content)
+        res.stale = self._stale_for(head)
+        cap = check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
+        if cap is not None:
+            from .render import fit_tokens
+
+            res = fit_tokens(res, cap, self.tokenizer)
+        elif count_excerpt:
+            res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+        return res
+
+    # -- staleness, refresh, watching (the watcher issue) ----------------------
+
+    _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
+    _watcher = None  # a running HeadWatcher, or None
+    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch_events subscribers
+    _subscribers: tuple = ()  # queues of running watch_events generators
 
     def _stale_for(self, head: str | None, *, full: bool = False) -> list[dict]:
         with self._lock:
@@ -302,16 +319,23 @@ class Workspace:
         ``refresh`` (the default, what ``jitctx watch`` does) the stream is
         its own session: it preloads first (announced as ``refreshed``) and
         refreshes right after each non-empty ``stale`` event, so the next
-        change is reported too. Starts the watcher if needed and stops it
-        again at the end if it started it.
+        change is reported too. Subscribes at the call, so nothing after it
+        is missed; starts the watcher if needed and stops it again when the
+        stream ends (or at :meth:`close`, for a stream never iterated).
         """
+        import math
         import queue
         import time
 
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
+            from .errors import QueryError
+
+            raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
         deadline = None if timeout is None else time.monotonic() + timeout
         q: queue.Queue = queue.Queue()
         with self._lock:
             started = self._watcher is None
+            first = None
             if refresh:
                 if self._preload_args is None:
                     pre = self.preload()
@@ -319,9 +343,15 @@ class Workspace:
                 else:
                     first = self.refresh().to_event()
             self.start_watching(poll=poll)
-            self._subscribers = (*self._subscribers, q)
+            self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
+        return self._events(q, first, deadline, refresh, started)
+
+    def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
+        import queue
+        import time
+
         try:
-            if refresh:
+            if first is not None:
                 yield first
             while True:
                 wait = None if deadline is None else deadline - time.monotonic()
@@ -339,26 +369,11 @@ class Workspace:
         finally:
             with self._lock:
                 self._subscribers = tuple(s for s in self._subscribers if s is not q)
-                watcher = self._watcher if started else None
+                watcher = self._watcher if started and not self._subscribers else None
                 if watcher is not None:
                     self._watcher = None
             if watcher is not None:
                 watcher.stop()
-
-    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False) -> Result:
-        """Fill the session fields, then apply the token cap."""
-        head = self.head_sha()
-        res.git_head = head
-        res.instructions = self.jit.on_paths(paths, content=content)
-        res.stale = self._stale_for(head)
-        cap = check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
-        if cap is not None:
-            from .render import fit_tokens
-
-            res = fit_tokens(res, cap, self.tokenizer)
-        elif count_excerpt:
-            res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
-        return res
 
 
 def _stale_keys(stale: list[dict]) -> tuple:
