@@ -426,6 +426,7 @@ class HeadWatcher:
         self._armed: dict[str, _Armed] = {}
         self._arm_lock = threading.Lock()
         self._delivered: dict[str, str] = {}  # real path -> repo path
+        self._sigs: dict | None = None  # polling mode: real path -> last stat signature
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -444,6 +445,7 @@ class HeadWatcher:
             self._observer = self._make_observer(True)
             self._observer.start()
             self._rearm()
+        self._sigs = {str(d.real): d.seen.sig for d in self.ledger.deliveries()}
         self.ledger.listen(self._on_record)
         _tap(self, True)
         self._worker = threading.Thread(target=self._run, name="jitctx-watch", daemon=True)
@@ -498,6 +500,8 @@ class HeadWatcher:
             want[self.git.common_dir] = False
             if os.path.isdir(self.git.heads):
                 want[self.git.heads] = True
+        if self.observer_kind == "polling":
+            return want  # delivered files are polled by stat in the worker: one thread, not one per directory
         root = str(self.root)
         for real in self._delivered:
             d = os.path.dirname(real)
@@ -547,6 +551,11 @@ class HeadWatcher:
         real = str(d.real)
         if self._delivered.get(real) != d.path:
             self._delivered = {**self._delivered, real: d.path}  # copy on write: the observer thread reads it
+        if self.observer_kind == "polling":
+            with self._cond:
+                if self._sigs is not None:
+                    self._sigs = {**self._sigs, real: d.seen.sig}
+            return
         if os.path.dirname(real) not in self._armed:
             try:
                 self._rearm()
@@ -572,6 +581,17 @@ class HeadWatcher:
             self._state.last = time.monotonic()
             self._cond.notify_all()
 
+    def _poll_files(self) -> None:
+        """Polling mode: a stat of each delivered file; a changed signature is an event.
+
+        Called with the condition held; cheap (a ``stat`` per file, no hashing).
+        """
+        sigs = {real: _stat_sig(Path(real)) for real in self._delivered}
+        last, self._sigs = self._sigs, sigs
+        if last is not None and any(last.get(r, sig) != sig for r, sig in sigs.items()):
+            self._state.pending.add("file")
+            self._state.last = time.monotonic()
+
     def _run(self) -> None:
         st = self._state
         while True:
@@ -580,7 +600,11 @@ class HeadWatcher:
                     if st.stopping:
                         return
                     if not st.pending:
-                        self._cond.wait()
+                        if self.observer_kind == "polling":
+                            if not self._cond.wait(self.poll_interval):
+                                self._poll_files()
+                        else:
+                            self._cond.wait()  # idle: no wake-ups at all
                         continue
                     quiet = time.monotonic() - st.last
                     if quiet < self.debounce:

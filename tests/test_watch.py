@@ -886,9 +886,13 @@ def test_polling_observer(repo, stream):
     ws = _preloaded(repo.root)
     s = stream(ws, poll=True)
     assert ws._watcher.observer_kind == "polling"
+    assert ws._watcher.watched() == {str(repo.root / ".git"): False, str(repo.root / ".git" / "refs" / "heads"): True}
     repo.checkout("feat")
     _moved(s, main, feat, "feat")
     _stale(s, ["AGENTS.md"])
+    ws.head("src/app.py")  # delivered files are polled by stat, not by a thread per directory
+    (repo.root / "src" / "app.py").write_text("print('edited')\n")
+    _stale(s, ["AGENTS.md", "src/app.py"])
 
 
 @pytest.mark.slow
