@@ -31,6 +31,7 @@ __all__ = [
     "GitPaths",
     "HeadWatcher",
     "Ledger",
+    "MAX_WATCHED_DIRS",
     "Refreshed",
     "Seen",
     "classify",
@@ -42,7 +43,8 @@ HASH_LIMIT = 8 * 1024 * 1024  # larger files are judged by size, mtime, inode an
 RACY_NS = 2_000_000_000  # a file written this close to when it was hashed is re-hashed (coarse clocks)
 DEBOUNCE = 0.15  # seconds of quiet before a burst of events is judged
 BUSY_CAP = 2.0  # seconds of quiet after which a git operation that holds its lock is judged anyway
-POLL_INTERVAL = 0.5  # seconds between scans of the polling observer
+POLL_INTERVAL = 0.5  # seconds between scans of the polling observer (and stat polls of delivered files)
+MAX_WATCHED_DIRS = 256  # native watches on delivered files' directories; files beyond are polled by stat
 
 log = logging.getLogger(__name__)
 
@@ -426,7 +428,8 @@ class HeadWatcher:
         self._armed: dict[str, _Armed] = {}
         self._arm_lock = threading.Lock()
         self._delivered: dict[str, str] = {}  # real path -> repo path
-        self._sigs: dict | None = None  # polling mode: real path -> last stat signature
+        self._polled: frozenset[str] = frozenset()  # delivered files polled by stat, not watched
+        self._sigs: dict[str, tuple | None] = {}  # polled real path -> last stat signature
 
     # -- lifecycle ----------------------------------------------------------
 
@@ -445,7 +448,6 @@ class HeadWatcher:
             self._observer = self._make_observer(True)
             self._observer.start()
             self._rearm()
-        self._sigs = {str(d.real): d.seen.sig for d in self.ledger.deliveries()}
         self.ledger.listen(self._on_record)
         _tap(self, True)
         self._worker = threading.Thread(target=self._run, name="jitctx-watch", daemon=True)
@@ -492,8 +494,14 @@ class HeadWatcher:
 
     # -- what to watch --------------------------------------------------------
 
-    def _wanted(self) -> dict[str, bool]:
-        """Directory -> recursive?"""
+    def _wanted(self) -> tuple[dict[str, bool], frozenset[str]]:
+        """(directory -> recursive?, delivered files to poll by stat instead).
+
+        The polling observer scans each watched directory on its own thread,
+        so in polling mode delivered files are all polled by ``stat`` from the
+        worker (one thread); natively, directories past
+        :data:`MAX_WATCHED_DIRS` are polled the same way.
+        """
         want: dict[str, bool] = {}
         if self.git is not None:
             want[self.git.git_dir] = False
@@ -501,23 +509,37 @@ class HeadWatcher:
             if os.path.isdir(self.git.heads):
                 want[self.git.heads] = True
         if self.observer_kind == "polling":
-            return want  # delivered files are polled by stat in the worker: one thread, not one per directory
+            return want, frozenset(self._delivered)
         root = str(self.root)
-        for real in self._delivered:
+        polled = set()
+        dirs = 0
+        for real in sorted(self._delivered):
             d = os.path.dirname(real)
             while not os.path.isdir(d) and d != root and os.path.dirname(d) != d:
                 d = os.path.dirname(d)  # gone for now: watch where it would come back
-            want.setdefault(d, False)
-        return want
+            if d not in want:
+                if dirs >= MAX_WATCHED_DIRS:
+                    polled.add(real)
+                    continue
+                dirs += 1
+                want[d] = False
+        return want, frozenset(polled)
 
     def _rearm(self) -> None:
         """Bring the scheduled watches in line with what should be watched."""
         obs = self._observer
         if obs is None:
             return
-        self._delivered = {str(d.real): d.path for d in self.ledger.deliveries()}
+        deliveries = self.ledger.deliveries()
+        self._delivered = {str(d.real): d.path for d in deliveries}
         with self._arm_lock:
-            want = self._wanted()
+            want, polled = self._wanted()
+            if polled != self._polled:
+                sig_at_delivery = {str(d.real): d.seen.sig for d in deliveries}
+                with self._cond:
+                    self._sigs = {r: self._sigs[r] if r in self._sigs else sig_at_delivery.get(r) for r in polled}
+                    self._polled = polled
+                    self._cond.notify_all()  # the worker switches between blocking and timed waits
             alive = {id(e.watch): e.is_alive() for e in list(obs.emitters)}
             for path in [p for p in self._armed if p not in want]:
                 self._unschedule(obs, path)
@@ -551,12 +573,7 @@ class HeadWatcher:
         real = str(d.real)
         if self._delivered.get(real) != d.path:
             self._delivered = {**self._delivered, real: d.path}  # copy on write: the observer thread reads it
-        if self.observer_kind == "polling":
-            with self._cond:
-                if self._sigs is not None:
-                    self._sigs = {**self._sigs, real: d.seen.sig}
-            return
-        if os.path.dirname(real) not in self._armed:
+        if real not in self._polled and os.path.dirname(real) not in self._armed:
             try:
                 self._rearm()
             except OSError as exc:
@@ -586,9 +603,9 @@ class HeadWatcher:
 
         Called with the condition held; cheap (a ``stat`` per file, no hashing).
         """
-        sigs = {real: _stat_sig(Path(real)) for real in self._delivered}
+        sigs = {real: _stat_sig(Path(real)) for real in self._polled}
         last, self._sigs = self._sigs, sigs
-        if last is not None and any(last.get(r, sig) != sig for r, sig in sigs.items()):
+        if any(last.get(r, sig) != sig for r, sig in sigs.items()):
             self._state.pending.add("file")
             self._state.last = time.monotonic()
 
@@ -600,7 +617,7 @@ class HeadWatcher:
                     if st.stopping:
                         return
                     if not st.pending:
-                        if self.observer_kind == "polling":
+                        if self._polled:
                             if not self._cond.wait(self.poll_interval):
                                 self._poll_files()
                         else:

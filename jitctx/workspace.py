@@ -346,6 +346,10 @@ class Workspace:
             self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
         return self._events(q, first, deadline, refresh, started)
 
+    def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
+        """DESIGN's name for :meth:`watch_events` (same arguments, same stream)."""
+        return self.watch_events(timeout, poll, refresh=refresh)
+
     def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
         import queue
         import time

@@ -896,6 +896,21 @@ def test_polling_observer(repo, stream):
 
 
 @pytest.mark.slow
+def test_directories_past_the_cap_are_polled_by_stat(repo, stream, monkeypatch):
+    import jitctx.watch
+
+    monkeypatch.setattr(jitctx.watch, "MAX_WATCHED_DIRS", 1)
+    ws = _preloaded(repo.root)  # the root directory takes the one native slot
+    s = stream(ws)
+    ws.head("src/util/helpers.py")
+    w = ws._watcher
+    assert str(repo.root / "src" / "util") not in w.watched()
+    assert w._polled == frozenset({str((repo.root / "src" / "util" / "helpers.py").resolve())})
+    (repo.root / "src" / "util" / "helpers.py").write_text("edited\n")
+    _stale(s, ["src/util/helpers.py"])
+
+
+@pytest.mark.slow
 def test_native_unavailable_falls_back_to_polling(repo, monkeypatch):
     import watchdog.observers
 
@@ -935,7 +950,7 @@ def test_watch_events_refresh_session(repo, fake_preload):
 def test_watch_events_timeout_ends_and_stops(repo):
     ws = Workspace(repo.root)
     t0 = time.monotonic()
-    assert list(ws.watch_events(timeout=0.3, refresh=False)) == []
+    assert list(ws.watch(timeout=0.3, refresh=False)) == []
     assert 0.25 <= time.monotonic() - t0 < 5
     assert ws._watcher is None
 
