@@ -252,7 +252,7 @@ class Workspace:
         happen (``watch_events``). ``poll`` forces the polling observer, which
         is also used automatically when native events are unavailable.
         """
-        from .watch import GitPaths, HeadWatcher
+        from .watcher import GitPaths, HeadWatcher
 
         with self._lock:
             if self._watcher is None:
