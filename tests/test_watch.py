@@ -17,6 +17,7 @@ import pytest
 from jitctx.watch import MISSING, Delivery, Ledger, Refreshed, Seen, judge, observe
 from jitctx.workspace import Workspace
 
+
 @pytest.fixture(autouse=True)
 def _no_threads_left():
     """Stricter than conftest: daemon threads (watchdog's) must be gone too."""
