@@ -313,3 +313,30 @@ def test_workspace_outside_git(tmp_path):
     ws.head("AGENTS.md")
     (tmp_path / "AGENTS.md").write_text("other\n")
     assert ws.stale() == [{"path": "AGENTS.md", "kind": "read", "change": "changed", "old_head": None, "new_head": None}]
+
+
+def test_staleness_is_exactly_a_content_change():
+    """Property: after any rewrite, stale iff the bytes differ from the delivered ones."""
+    import tempfile
+
+    from hypothesis import given, settings
+    from hypothesis import strategies as st
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.binary(max_size=64), st.binary(max_size=64), st.booleans())
+    def prop(before: bytes, after: bytes, by_rename: bool):
+        with tempfile.TemporaryDirectory() as d:
+            f = Path(d) / "f"
+            f.write_bytes(before)
+            led = Ledger()
+            led.record("f", f, "read", "h")
+            if by_rename:
+                (Path(d) / "t").write_bytes(after)
+                os.replace(Path(d) / "t", f)
+            else:
+                f.write_bytes(after)
+            got = led.check("h")
+            assert (got != []) == (before != after)
+            assert led.check("h", full=True) == got
+
+    prop()

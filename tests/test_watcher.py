@@ -420,6 +420,23 @@ def test_rebase_reported_once_after_it_settles(repo, stream):
 
 
 @pytest.mark.slow
+def test_slow_rebase_with_pauses_between_picks_is_still_one_move(repo, stream):
+    repo.checkout("topic", create=True)
+    for i in range(3):
+        repo.write(f"topic{i}.txt", f"{i}\n")
+        repo.commit(f"topic {i}")
+    repo.checkout("main")
+    repo.write("main.txt", "main\n")
+    repo.commit("main moves")
+    repo.checkout("topic")
+    old = repo.head()
+    s = stream(_preloaded(repo.root))
+    repo.git("rebase", "-q", "--exec", "sleep 0.4", "main")  # gaps longer than the debounce
+    _moved(s, old, repo.head(), "topic")
+    s.none_for(1.0)
+
+
+@pytest.mark.slow
 def test_merge(repo, stream):
     repo.checkout("feat", create=True)
     repo.write("feat.txt", "f\n")
