@@ -369,7 +369,7 @@ class HeadWatcher:
             self._cond.notify_all()
 
     def _poll_files(self) -> None:
-        """Polling mode: a stat of each delivered file; a changed signature is an event.
+        """A stat of each polled delivered file; a changed signature is an event.
 
         Called with the condition held; cheap (a ``stat`` per file, no hashing).
         """
