@@ -199,15 +199,22 @@ class Workspace:
     # -- session --------------------------------------------------------------
 
     def stale(self) -> list[dict]:
-        """Delivered files that changed or vanished since they were delivered."""
-        return self.ledger.check(self.head_sha())
+        """Delivered files that changed, vanished or appeared since they were delivered.
+
+        Judged by content (sha256), so a HEAD move that leaves a file's bytes
+        alone invalidates nothing. Each entry: ``path``, ``kind`` (preload |
+        read | instructions), ``change`` (changed | deleted | added),
+        ``old_head`` (HEAD at delivery) and ``new_head`` (HEAD now). Entries stay
+        until :meth:`refresh` (or, for a read, until the file is read again).
+        """
+        return self._stale_for(self.head_sha())
 
     def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False) -> Result:
         """Fill the session fields, then apply the token cap."""
         head = self.head_sha()
         res.git_head = head
         res.instructions = self.jit.on_paths(paths, content=content)
-        res.stale = self.ledger.check(head)
+        res.stale = self._stale_for(head)
         cap = check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
         if cap is not None:
             from .render import fit_tokens
@@ -216,3 +223,178 @@ class Workspace:
         elif count_excerpt:
             res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
         return res
+
+    # -- staleness, refresh, watching (the watcher issue) ----------------------
+
+    _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
+    _watcher = None  # a running HeadWatcher, or None
+    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch_events subscribers
+    _subscribers: tuple = ()  # queues of running watch_events generators
+
+    def _stale_for(self, head: str | None, *, full: bool = False) -> list[dict]:
+        with self._lock:
+            full = full or head != self._checked_head  # HEAD moved since the last look: re-hash everything
+            self._checked_head = head
+            return self.ledger.check(head, full=full)
+
+    def refresh(self):
+        """Start over at a boundary the caller chooses: re-render the prefix, clear ``stale``.
+
+        Stale files stop being tracked (the agent was told; it re-reads what it
+        needs), preload entries are replaced by the new rendering, files still
+        fresh stay tracked. Returns a :class:`jitctx.watch.Refreshed` with the
+        new ``prefix_hash`` (``None`` if :meth:`preload` never ran) and the
+        new prefix as ``preload``. Between refreshes the prefix never changes.
+        """
+        from .watch import Refreshed
+
+        with self._lock:
+            head = self.head_sha()
+            cleared = self._stale_for(head, full=True)
+            self.ledger.forget([s["path"] for s in cleared])
+            pre = None
+            if self._preload_args is not None:
+                self.ledger.forget(kind="preload")
+                pre = self.preload(**self._preload_args)
+            self._stream = (head, ())
+            return Refreshed(getattr(pre, "prefix_hash", None), head, tuple(cleared), pre)
+
+    def start_watching(self, poll: bool = False):
+        """Start the watcher (idempotent) and return it; :meth:`close` stops it.
+
+        Not needed for correctness: every request re-checks HEAD and the
+        delivered files anyway. The watcher makes changes visible as they
+        happen (``watch_events``). ``poll`` forces the polling observer, which
+        is also used automatically when native events are unavailable.
+        """
+        from .watcher import GitPaths, HeadWatcher
+
+        with self._lock:
+            if self._watcher is None:
+                layout = self.repo.git
+                git = GitPaths(str(layout.git_dir), str(layout.common_dir)) if layout is not None else None
+                head = self.head_sha()
+                self._stream = (head, _stale_keys(self._stale_for(head)))
+                watcher = HeadWatcher(self.root, git, self.ledger, self._on_settle, poll=poll)
+                watcher.start()
+                self._watcher = watcher
+            return self._watcher
+
+    def close(self) -> None:
+        """Stop the watcher and end every ``watch_events`` stream; joins their threads."""
+        with self._lock:
+            watcher, self._watcher = self._watcher, None
+            subscribers = self._subscribers
+        for q in subscribers:
+            q.put(None)
+        if watcher is not None:
+            watcher.stop()  # outside the lock: its thread may be waiting for it
+
+    def __enter__(self) -> "Workspace":
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _on_settle(self, reasons: frozenset) -> None:
+        """The watcher's callback: turn a settled burst of events into stream events."""
+        events = []
+        with self._lock:
+            head = self.head_sha()
+            old_head, old_keys = self._stream
+            if head != old_head:
+                events.append({"event": "head_moved", "old_head": old_head, "new_head": head, "branch": self._branch()})
+            stale = self._stale_for(head, full="overflow" in reasons)
+            keys = _stale_keys(stale)
+            if keys != old_keys:
+                events.append({"event": "stale", "git_head": head, "stale": stale})
+            self._stream = (head, keys)
+            subscribers = self._subscribers
+        for event in events:
+            for q in subscribers:
+                q.put(event)
+
+    def _branch(self) -> str | None:
+        """The checked-out branch name, ``None`` when detached or outside git."""
+        if self.repo.git is None:
+            return None
+        try:
+            text = (self.repo.git.git_dir / "HEAD").read_text("utf-8", "replace").strip()
+        except OSError:
+            return None
+        return text[len("ref: refs/heads/"):] if text.startswith("ref: refs/heads/") else None
+
+    def watch_events(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
+        """Yield event dicts as things change, until ``timeout`` seconds pass or :meth:`close`.
+
+        ``{"event": "head_moved", "old_head", "new_head", "branch"}``;
+        ``{"event": "stale", "git_head", "stale": [entries]}`` whenever the set
+        of stale files changes (the full current list); ``{"event":
+        "refreshed", "prefix_hash", "git_head", "cleared": [paths]}``. With
+        ``refresh`` (the default, what ``jitctx watch`` does) the stream is
+        its own session: it preloads first (announced as ``refreshed``) and
+        refreshes right after each non-empty ``stale`` event, so the next
+        change is reported too. Subscribes at the call, so nothing after it
+        is missed; starts the watcher if needed and stops it again when the
+        stream ends (or at :meth:`close`, for a stream never iterated).
+        """
+        import math
+        import queue
+        import time
+
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
+            from .errors import QueryError
+
+            raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
+        deadline = None if timeout is None else time.monotonic() + timeout
+        q: queue.Queue = queue.Queue()
+        with self._lock:
+            started = self._watcher is None
+            first = None
+            if refresh:
+                if self._preload_args is None:
+                    pre = self.preload()
+                    first = {"event": "refreshed", "prefix_hash": getattr(pre, "prefix_hash", None), "git_head": self.head_sha(), "cleared": []}
+                else:
+                    first = self.refresh().to_event()
+            self.start_watching(poll=poll)
+            self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
+        return self._events(q, first, deadline, refresh, started)
+
+    def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
+        """DESIGN's name for :meth:`watch_events` (same arguments, same stream)."""
+        return self.watch_events(timeout, poll, refresh=refresh)
+
+    def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
+        import queue
+        import time
+
+        try:
+            if first is not None:
+                yield first
+            while True:
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    return
+                try:
+                    event = q.get(timeout=wait)
+                except queue.Empty:
+                    return
+                if event is None:  # close()
+                    return
+                yield event
+                if refresh and event["event"] == "stale" and event["stale"]:
+                    yield self.refresh().to_event()
+        finally:
+            with self._lock:
+                self._subscribers = tuple(s for s in self._subscribers if s is not q)
+                watcher = self._watcher if started and not self._subscribers else None
+                if watcher is not None:
+                    self._watcher = None
+            if watcher is not None:
+                watcher.stop()
+
+
+def _stale_keys(stale: list[dict]) -> tuple:
+    """What makes two stale lists "the same news": paths and what happened to them."""
+    return tuple((s["path"], s["change"]) for s in stale)

@@ -80,8 +80,8 @@ def build_parser() -> argparse.ArgumentParser:
     _common(p)
 
     p = sub.add_parser("watch", help="stream HEAD moves and stale files as JSON lines")
-    p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS (default: until interrupted)")
-    p.add_argument("--poll", action="store_true", help="use the polling observer instead of native events")
+    p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
+    p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
     _common(p)
 
     p = sub.add_parser("context", help="assemble a context window for a task within a token budget")
@@ -185,13 +185,21 @@ def _cmd_preload(args) -> int:
 
 
 def _cmd_watch(args) -> int:
+    """JSON lines until interrupted or ``--timeout``: exit 0 if HEAD moved or a file went stale, else 1."""
     import json
 
     ws = _workspace(args)
-    for event in ws.watch_events(timeout=args.timeout, poll=args.poll):
-        sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
-        sys.stdout.flush()
-    return EXIT_FOUND
+    changed = False
+    with ws:
+        events = ws.watch_events(timeout=args.timeout, poll=args.poll)
+        try:
+            for event in events:
+                changed = changed or event["event"] in ("head_moved", "stale")
+                sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+                sys.stdout.flush()
+        finally:
+            events.close()
+    return EXIT_FOUND if changed else EXIT_EMPTY
 
 
 def _cmd_context(args) -> int:
