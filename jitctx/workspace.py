@@ -252,6 +252,8 @@ class Workspace:
             head = self.head_sha()
             cleared = self._stale_for(head, full=True)
             self.ledger.forget([s["path"] for s in cleared])
+            # a nested instruction file that changed is delivered again when next met
+            self.jit.forget([s["path"] for s in cleared if s.get("kind") == "instructions"])
             pre = None
             if self._preload_args is not None:
                 self.ledger.forget(kind="preload")

@@ -47,7 +47,7 @@ def fake_preload(monkeypatch):
     """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
     calls: list[dict] = []
 
-    def preload(ws, cwd=None, budget=8000, readme_budget=2000):
+    def preload(ws, cwd=None, budget=8000, readme_budget=2000, fallbacks=None):
         calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
         p = ws.root / "AGENTS.md"
         text = p.read_text("utf-8") if p.exists() else ""
@@ -293,7 +293,8 @@ def test_refresh_rerenders_prefix_and_clears(repo, fake_preload):
     assert r.to_event() == {"event": "refreshed", "prefix_hash": r.prefix_hash, "git_head": h1, "cleared": ["AGENTS.md", "docs/guide.md"]}
     assert ws.stale() == []
     paths = {d.path: d.kind for d in ws.ledger.deliveries()}
-    assert paths == {"AGENTS.md": "preload", "src/app.py": "read"}  # fresh reads stay tracked
+    # fresh reads stay tracked, and so does src/util/AGENTS.md, met just in time by the glob
+    assert paths == {"AGENTS.md": "preload", "src/app.py": "read", "src/util/AGENTS.md": "instructions"}
     repo.write("src/app.py", "print('changed')\n")
     assert [s["path"] for s in ws.stale()] == ["src/app.py"]
 

@@ -68,7 +68,7 @@ def fake_preload(monkeypatch):
     """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
     calls: list[dict] = []
 
-    def preload(ws, cwd=None, budget=8000, readme_budget=2000):
+    def preload(ws, cwd=None, budget=8000, readme_budget=2000, fallbacks=None):
         calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
         p = ws.root / "AGENTS.md"
         text = p.read_text("utf-8") if p.exists() else ""
@@ -619,7 +619,7 @@ def test_deleted_directory_is_rewatched_when_it_comes_back(repo, stream):
     s = stream(ws)
     repo.checkout("noutil")
     _moved(s, main, gone)
-    _stale(s, ["src/util/helpers.py"])
+    _stale(s, ["src/util/AGENTS.md", "src/util/helpers.py"])  # the nested AGENTS.md came just in time
     assert str(repo.root / "src" / "util") not in ws._watcher.watched()
     repo.checkout("main")
     _moved(s, gone, main)
@@ -657,7 +657,8 @@ def test_directories_past_the_cap_are_polled_by_stat(repo, stream, monkeypatch):
     ws.head("src/util/helpers.py")
     w = ws._watcher
     assert str(repo.root / "src" / "util") not in w.watched()
-    assert w._polled == frozenset({str((repo.root / "src" / "util" / "helpers.py").resolve())})
+    util = (repo.root / "src" / "util").resolve()
+    assert w._polled == frozenset({str(util / "helpers.py"), str(util / "AGENTS.md")})  # read, and met just in time
     (repo.root / "src" / "util" / "helpers.py").write_text("edited\n")
     _stale(s, ["src/util/helpers.py"])
 
