@@ -13,7 +13,7 @@ from dataclasses import replace
 
 from .refs import Excerpt, FileRef, LineRef, Result
 
-__all__ = ["age", "fit_tokens", "human_size", "render_json", "render_text"]
+__all__ = ["age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
 
 
 def human_size(n: int) -> str:
@@ -87,9 +87,14 @@ def render_item(item: object, now: float | None = None) -> str:
     return json.dumps(item, ensure_ascii=False)
 
 
-def _stale_line(s: dict) -> str:
-    what = s.get("change", "changed")
-    line = f"[stale] {s.get('path')}: {what} since it was delivered"
+_SINCE = {"read": "since you read it", "preload": "since it was put in the prefix", "instructions": "since it was shown to you"}
+
+
+def stale_line(s: dict) -> str:
+    """One stale entry as a plain statement of fact (no guess about who changed it)."""
+    change = s.get("change", "changed")
+    what = {"added": "appeared", "deleted": "was deleted"}.get(change, change)
+    line = f"[stale] {s.get('path')}: {what} {_SINCE.get(s.get('kind'), 'since it was delivered')}"
     if s.get("old_head") and s.get("new_head") and s["old_head"] != s["new_head"]:
         line += f" (HEAD {s['old_head'][:8]} -> {s['new_head'][:8]})"
     return line
@@ -103,7 +108,7 @@ def _instruction(i: dict) -> str:
 
 def render_text(result: Result, now: float | None = None) -> str:
     """Compact text: stale notes, instructions met just now, the items, then the notice."""
-    parts = [_stale_line(s) for s in result.stale]
+    parts = [stale_line(s) for s in result.stale]
     parts += [_instruction(i) for i in result.instructions]
     parts += [render_item(r, now) for r in result.results]
     if result.notice:

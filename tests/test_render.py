@@ -46,7 +46,7 @@ def test_stale_then_instructions_come_first():
         instructions=[{"path": "src/AGENTS.md", "dir": "src", "content": None}],
     )
     lines = render_text(res, now=NOW).splitlines()
-    assert lines[0] == "[stale] AGENTS.md: changed since it was delivered (HEAD aaaaaaaa -> bbbbbbbb)"
+    assert lines[0] == "[stale] AGENTS.md: changed since it was delivered (HEAD aaaaaaaa -> bbbbbbbb)"  # no kind given
     assert lines[1].startswith("[instructions] src/AGENTS.md applies to files under src/")
 
 
@@ -55,3 +55,11 @@ def test_human_units_and_ages():
     assert [age(NOW - d, NOW) for d in (5, 120, 7200, 86400 * 3, 86400 * 40, 86400 * 400, -50)] == [
         "just now", "2m ago", "2h ago", "3d ago", "1mo ago", "1y ago", "just now",
     ]
+
+
+def test_stale_lines_state_what_changed_per_kind():
+    from jitctx.render import stale_line
+
+    assert stale_line({"path": "a.py", "kind": "read", "change": "changed", "old_head": "x" * 40, "new_head": "x" * 40}) == "[stale] a.py: changed since you read it"
+    assert stale_line({"path": "AGENTS.md", "kind": "preload", "change": "deleted"}) == "[stale] AGENTS.md: was deleted since it was put in the prefix"
+    assert stale_line({"path": "src/AGENTS.override.md", "kind": "instructions", "change": "added"}) == "[stale] src/AGENTS.override.md: appeared since it was shown to you"

@@ -453,10 +453,10 @@ def tool_error(exc: BaseException, ws: Workspace | None = None) -> ToolOutput:
         except Exception:  # staleness is advisory: never let it mask the real error
             stale = []
         if stale:
-            from ..render import _stale_line
+            from ..render import stale_line
 
             data["stale"] = stale
-            lines = [_stale_line(s) for s in stale] + lines
+            lines = [stale_line(s) for s in stale] + lines
     return ToolOutput("\n".join(lines), data, is_error=True)
 
 

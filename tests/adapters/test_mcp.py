@@ -103,7 +103,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
             new = repo.commit("edit app")
             after = await c.call_tool("glob", {"pattern": "Makefile"})
             assert after.structured_content["stale"] == [{"path": "src/app.py", "kind": "read", "change": "changed", "old_head": old, "new_head": new}]
-            assert _text(after).splitlines()[0] == f"[stale] src/app.py: changed since it was delivered (HEAD {old[:8]} -> {new[:8]})"
+            assert _text(after).splitlines()[0] == f"[stale] src/app.py: changed since you read it (HEAD {old[:8]} -> {new[:8]})"
 
     with open(tmp_path / "stderr.txt", "w+") as errlog:
         _run(main, errlog)

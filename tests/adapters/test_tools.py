@@ -325,7 +325,7 @@ def test_issue_7_stale_notice_after_commit(ws, repo):
     new = repo.commit("change app")
     out = dispatch("glob", {"pattern": "*.md"}, workspace=ws)
     assert out.data["stale"] == [{"path": "src/app.py", "kind": "read", "change": "changed", "old_head": old, "new_head": new}]
-    assert out.text.splitlines()[0] == f"[stale] src/app.py: changed since it was delivered (HEAD {old[:8]} -> {new[:8]})"
+    assert out.text.splitlines()[0] == f"[stale] src/app.py: changed since you read it (HEAD {old[:8]} -> {new[:8]})"
     # errors carry it too
     bad = dispatch("head", {"path": "nope.txt"}, workspace=ws)
     assert bad.is_error and bad.data["stale"][0]["path"] == "src/app.py"
