@@ -8,7 +8,7 @@ Relevance rule. The task's keywords are its identifier-like words
 (``[A-Za-z_][A-Za-z0-9_]*``) of 3+ characters, lower-cased, stop words
 removed, first 8 kept in order. One case-insensitive ``grep`` for any
 keyword (content mode, up to 200 lines) and one case-insensitive ``glob``
-``**/*<kw>*`` per keyword (up to 20 files each, by file name) find candidate files. A
+``**/*{kw1,kw2,...}*`` (up to 20 files a keyword, newest first) find candidate files. A
 file's relevance is the share of keywords it hits, in its matching lines or
 its path: 3 of 4 keywords -> 0.75. Files with matching lines become
 line evidence (their matching lines, numbered); files hit only by path
@@ -72,12 +72,14 @@ def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
                 lines.setdefault(r.path, []).append(r)
                 low = r.text.lower()
                 hits.setdefault(r.path, set()).update(k for k in keywords if k in low)
-    for kw in keywords:
-        try:
-            res = ws.glob(f"**/*{kw}*", ignore_case=True, limit=GLOB_LIMIT)
-        except Exception as exc:  # tolerated, as above
-            failures.append(f"glob **/*{kw}* failed: {type(exc).__name__}: {exc}")
-            continue
+    # one listing for all keywords (a brace choice), not one per keyword: the listing is the cost
+    names = keywords[0] if len(keywords) == 1 else "{" + ",".join(keywords) + "}"
+    pattern = f"**/*{names}*"
+    try:
+        res = ws.glob(pattern, ignore_case=True, limit=GLOB_LIMIT * len(keywords))
+    except Exception as exc:  # tolerated, as above
+        failures.append(f"glob {pattern} failed: {type(exc).__name__}: {exc}")
+    else:
         for r in res.results:
             if isinstance(r, FileRef):
                 refs.setdefault(r.path, r)

@@ -58,8 +58,14 @@ class FakeWorkspace:
         return self._grep or Result("grep")
 
     def glob(self, pattern, path=".", **kwargs):
+        """Scripted per single pattern; a brace choice answers with the union of its parts."""
+        from jitctx.repo import expand_braces
+
         self.calls.append(("glob", pattern))
-        got = self._globs.get(pattern, [])
-        if isinstance(got, Exception):
-            raise got
-        return Result("glob", list(got), total=len(got))
+        got: list = []
+        for one in expand_braces(pattern):
+            part = self._globs.get(one, [])
+            if isinstance(part, Exception):
+                raise part
+            got.extend(r for r in part if r not in got)
+        return Result("glob", got, total=len(got))

@@ -55,8 +55,7 @@ def test_context_for_task_whole_window():
     assert ws.calls == [
         ("preload",),
         ("grep", "greet|helpers", ".", (("ignore_case", True), ("limit", 200), ("mode", "content"))),
-        ("glob", "**/*greet*"),
-        ("glob", "**/*helpers*"),
+        ("glob", "**/*{greet,helpers}*"),  # one listing for every keyword
     ]
     assert ctx.warnings == () and ctx.evicted == ()
 
@@ -186,3 +185,9 @@ def test_cli_context_protected_over_budget(repo, patched, capsys):
     assert code == 2
     assert err.startswith("jitctx: error: protected sources (system, task, output) need ")
     assert "but the budget allows 18 (budget 20 minus reserve 2)" in err
+
+
+def test_single_keyword_glob_has_no_braces():
+    ws = FakeWorkspace(preload=FakePreload("# rules\n"))
+    context_for_task(ws, "greet", budget=400)
+    assert ("glob", "**/*greet*") in ws.calls
