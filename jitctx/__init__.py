@@ -12,6 +12,13 @@ import importlib
 __version__ = "0.1.0"
 
 _WHERE = {
+    "AssembleConfig": "assemble",
+    "Context": "window",
+    "Message": "sources",
+    "Source": "sources",
+    "ToolCall": "sources",
+    "assemble": "assemble",
+    "context_for_task": "taskctx",
     "BackendError": "errors",
     "Excerpt": "refs",
     "FileRef": "refs",
@@ -32,7 +39,11 @@ __all__ = sorted([*_WHERE, "__version__"])
 
 TYPE_CHECKING = False  # typing costs ~5 ms at start-up; the constant is enough for checkers
 if TYPE_CHECKING:  # pragma: no cover
+    from .assemble import AssembleConfig, assemble
     from .preload import Preload, PreloadFile
+    from .sources import Message, Source, ToolCall
+    from .taskctx import context_for_task
+    from .window import Context
     from .errors import BackendError, JitctxError, PathError, QueryError, RepoError, TokenizerError
     from .refs import Excerpt, FileRef, LineRef, Result, Skipped
     from .workspace import Workspace
