@@ -259,7 +259,7 @@ class Repo:
         except OSError as exc:
             raise RepoError(f"cannot list {str(self.root)!r}: {exc.strerror}") from None
         workers = max(1, min(_WALKERS, len(entries)))
-        commands = [[*base, "--cached"]]
+        commands = [[*base, "--cached", "--deduplicate"]]  # unmerged entries once
         if workers == 1:
             commands.append(others)
         else:
@@ -278,11 +278,8 @@ class Repo:
 
     @staticmethod
     def _drain(first_out: bytes, rest: list) -> Iterator[list[str]]:
-        names = _split_z(first_out)
-        if names and len(names) != len(set(names)):  # unmerged entries repeat
-            names = list(dict.fromkeys(names))
         try:
-            yield names
+            yield _split_z(first_out)
             for p in rest:
                 out, _ = p.communicate()
                 yield _split_z(out)

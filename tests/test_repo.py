@@ -191,3 +191,16 @@ def test_root_inside_an_ignored_directory_is_served_as_plain_files(repo):
     r = Repo((repo.root / "build").resolve())
     assert not r.is_git
     assert set(r.files()) == {"out.txt", "pkg/mod.py"}
+
+
+def test_unmerged_paths_are_listed_once(repo):
+    repo.checkout("other", create=True)
+    repo.write("README.md", "other side\n")
+    repo.commit("other")
+    repo.checkout("main")
+    repo.write("README.md", "main side\n")
+    repo.commit("main")
+    repo.git("merge", "other", check=False)
+    assert "UU README.md" in repo.git("status", "--porcelain")
+    files = Repo(repo.root).files()
+    assert files.count("README.md") == 1
