@@ -1,6 +1,5 @@
 """head and tail: excerpts, limits, notices and bad input (DESIGN section 4)."""
 
-import os
 
 import pytest
 

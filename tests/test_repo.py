@@ -1,8 +1,6 @@
 """Root resolution, HEAD from files, and the file universe (DESIGN section 2)."""
 
-import os
 import subprocess
-from pathlib import Path
 
 import pytest
 

@@ -14,7 +14,7 @@ import queue
 import subprocess
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -39,46 +39,7 @@ def head(root: Path) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
-@pytest.fixture(autouse=True)
-def _no_threads_left():
-    """Stricter than conftest: daemon threads (watchdog's) must be gone too."""
-    before = set(threading.enumerate())
-    yield
-    deadline = time.monotonic() + 5
-    while True:
-        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
-        if not left or time.monotonic() > deadline:
-            break
-        time.sleep(0.05)
-    assert not left, f"threads left behind: {left}"
-
-
-# -- a fake preload (the real one lives in jitctx.preload) ---------------------
-
-
-@dataclass
-class FakePrefix:
-    text: str
-    prefix_hash: str
-    warnings: list = field(default_factory=list)
-
-
-@pytest.fixture
-def fake_preload(monkeypatch):
-    """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
-    calls: list[dict] = []
-
-    def preload(ws, cwd=None, budget=8000, readme_budget=2000, fallbacks=None):
-        calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
-        p = ws.root / "AGENTS.md"
-        text = p.read_text("utf-8") if p.exists() else ""
-        ws.ledger.record("AGENTS.md", p.resolve(), "preload", ws.head_sha())
-        return FakePrefix(text, hashlib.sha256(text.encode()).hexdigest())
-
-    import jitctx.preload
-
-    monkeypatch.setattr(jitctx.preload, "preload", preload, raising=False)
-    return calls
+from watch_support import FakePrefix, _no_threads_left, fake_preload  # noqa: E402,F401  (fixtures)
 
 
 # -- pure: classify ----------------------------------------------------------

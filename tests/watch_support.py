@@ -1,0 +1,52 @@
+"""Shared by the watcher tests: a strict thread check and a fake preload."""
+
+from __future__ import annotations
+
+import hashlib
+import threading
+import time
+from dataclasses import dataclass, field
+
+import pytest
+
+
+@pytest.fixture(autouse=True)
+def _no_threads_left():
+    """Stricter than conftest: daemon threads (watchdog's) must be gone too."""
+    before = set(threading.enumerate())
+    yield
+    deadline = time.monotonic() + 5
+    while True:
+        left = [t for t in threading.enumerate() if t not in before and t.is_alive()]
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.05)
+    assert not left, f"threads left behind: {left}"
+
+
+# -- a fake preload (the real one lives in jitctx.preload) ---------------------
+
+
+@dataclass
+class FakePrefix:
+    text: str
+    prefix_hash: str
+    warnings: list = field(default_factory=list)
+
+
+@pytest.fixture
+def fake_preload(monkeypatch):
+    """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
+    calls: list[dict] = []
+
+    def preload(ws, cwd=None, budget=8000, readme_budget=2000, fallbacks=None):
+        calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
+        p = ws.root / "AGENTS.md"
+        text = p.read_text("utf-8") if p.exists() else ""
+        ws.ledger.record("AGENTS.md", p.resolve(), "preload", ws.head_sha())
+        return FakePrefix(text, hashlib.sha256(text.encode()).hexdigest())
+
+    import jitctx.preload
+
+    monkeypatch.setattr(jitctx.preload, "preload", preload, raising=False)
+    return calls
