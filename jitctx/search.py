@@ -304,7 +304,7 @@ def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, wher
     if not q.include_ignored:
         everything = sum(1 for p in ws.repo.files(include_ignored=True) if p.startswith(prefix) and spec.keep(p))
         ignored = max(everything - len(universe), 0)
-    searched = outcome.searched if outcome.searched is not None else len(universe) - denied
+    searched = len(universe) - denied
     scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
     parts = []
     if ignored is not None:
@@ -313,7 +313,7 @@ def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, wher
         parts.append(f"{binary:,} binary file{'s' if binary != 1 else ''} containing the pattern")
     parts.append(f"{denied:,} denied by policy")
     filters = f", glob={list(q.glob)}" if q.glob else ""
-    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {scope} searched; not searched: {', '.join(parts)}.")
+    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {scope} in scope; not searched: {', '.join(parts)}.")
     return {"binary": binary, "denied": denied, "ignored": ignored}
 
 

@@ -274,7 +274,7 @@ class RgBackend:
                     lines.setdefault(path, set()).update(m.line for m in parsed[2])
             counts = {p: len(s) for p, s in lines.items()}
         else:
-            out, err, code, cut = self._run([*args, "--count", "--null", "-e", spec.pattern, "--", *targets], spec, ws.root)
+            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, ws.root)
             self._check(spec, err, code, out)
             counts = parse_count_output(out)
         return counts, _skipped_from(err, str(ws.root) + os.sep), cut, err
