@@ -56,7 +56,6 @@ def test_files_mode_lists_matching_files_by_path_with_counts(ws, backend):
 
 def test_hidden_files_are_searched_and_symlinks_not_followed(ws, backend):
     # .github/ is in the universe; text/link-to-app.py is a symlink (not followed, as git grep)
-    assert files(grep(ws, backend, "make test")) == [(".github/workflows/ci.yml", 1), ("AGENTS.md", 1), ("Makefile", 0)][:2] + [] or True
     got = files(grep(ws, backend, "make test"))
     assert got == [(".github/workflows/ci.yml", 1), ("AGENTS.md", 1)]
     assert "text/link-to-app.py" not in [p for p, _ in files(grep(ws, backend, "fixture application"))]

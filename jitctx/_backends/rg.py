@@ -24,15 +24,11 @@ counts; only the page shown in content mode is searched again with
 
 from __future__ import annotations
 
-import base64
-import json
 import os
 import re
 import shutil
 import subprocess
 import sys
-import sysconfig
-import tempfile
 import threading
 from pathlib import Path
 
@@ -49,6 +45,8 @@ _ERR_LINE = re.compile(rb"^rg: (.+?): (?:IO error for operation on .+?: )?(.*?)(
 
 def find_rg() -> str | None:
     """The ``rg`` binary: the ``ripgrep`` wheel's (next to this Python's scripts), else ``PATH``."""
+    import sysconfig
+
     candidates = [Path(sysconfig.get_path("scripts") or ""), Path(sys.executable).parent]
     for d in candidates:
         p = d / _EXE
@@ -60,6 +58,8 @@ def find_rg() -> str | None:
 def _text(obj: dict) -> bytes:
     """An rg JSON ``{"text": ...}`` or ``{"bytes": base64}`` value, as bytes."""
     if "bytes" in obj:
+        import base64
+
         return base64.b64decode(obj["bytes"])
     return obj.get("text", "").encode("utf-8", "surrogateescape")
 
@@ -81,6 +81,8 @@ def parse_json_line(line: bytes | str) -> tuple[str, str | None, list[Match]] | 
     A ``match`` line spanning several lines (multiline mode) becomes one
     ``Match`` per line it covers; spans are char offsets in each line.
     """
+    import json
+
     if not line or not line.strip():
         return None
     msg = json.loads(line)
@@ -230,6 +232,8 @@ class RgBackend:
         lines += [f"!{a}" for a in ws.policy.allow]
         if not ws.policy.deny:
             return None
+        import tempfile
+
         fd, name = tempfile.mkstemp(prefix="jitctx-deny-", suffix=".ignore")
         with os.fdopen(fd, "w", encoding="utf-8") as f:
             f.write("\n".join(lines) + "\n")
@@ -297,9 +301,10 @@ class RgBackend:
                 os.unlink(deny_file)
         if worker is not None:
             worker.join()
-        keep, denied = spec.keep, spec.is_denied
+        keep = spec.keep
         prefix = "" if spec.scope == "." else spec.scope + "/"
-        out.counts = {p: n for p, n in counts.items() if p.startswith(prefix) and keep(p) and not denied(p)}
+        denied = denied_among(ws.policy, list(counts))  # rg was told not to read them; never trust, check
+        out.counts = {p: n for p, n in counts.items() if p.startswith(prefix) and p not in denied and keep(p)}
         out.skipped = skipped
         out.timed_out = cut
         if "error" in tracked:
@@ -365,8 +370,16 @@ class RgBackend:
                     segs.add(_segment_regex(parts[-1]))
         if not segs:
             return []
-        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(segs)) + r")(?:/|$)")
-        cands = [p for p in in_scope if rx.search(p)]
+        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(segs)) + r")(?:/|$)", re.MULTILINE)
+        joined = "\n".join(in_scope)
+        cands: list[str] = []
+        pos = 0
+        while (m := rx.search(joined, pos)) is not None:  # one C-level scan, then the lines it hit
+            start = joined.rfind("\n", 0, m.start()) + 1
+            end = joined.find("\n", m.start())
+            end = len(joined) if end < 0 else end
+            cands.append(joined[start:end])
+            pos = end + 1
         if not cands:
             return []
         proc = subprocess.run(
