@@ -224,13 +224,15 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
         multiline=q.multiline,
         include_ignored=q.include_ignored,
         keep=_keep(q.glob, prefix),
+        has_filters=bool(q.glob),
         is_denied=ws.policy.is_denied,
         deadline=time.monotonic() + q.timeout,
     )
     backend = pick_backend(q.backend)
     outcome = backend.count(ws, spec)
-    hits = sorted(outcome.counts.items())
-    lines_total = sum(n for _, n in hits)
+    counts = outcome.counts
+    hits = [(p, counts[p]) for p in sorted(counts)]
+    lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
     root = str(ws.root) + os.sep

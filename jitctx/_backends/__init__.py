@@ -45,6 +45,7 @@ class Spec:
     multiline: bool = False
     include_ignored: bool = False
     keep: Callable[[str], bool] = lambda p: True
+    has_filters: bool = False  # whether ``keep`` can say no (glob filters were given)
     is_denied: Callable[[str], bool] = lambda p: False
     deadline: float = float("inf")
 

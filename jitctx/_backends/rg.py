@@ -118,15 +118,29 @@ def parse_json_line(line: bytes | str) -> tuple[str, str | None, list[Match]] | 
     return kind, path, out
 
 
+_COUNT_LINE = re.compile(r"([^\n\0]*)\0(\d+)\r?\n")
+
+
 def parse_count_output(out: bytes) -> dict[str, int]:
-    """``rg --count --null`` output -> {path: matching lines}; a cut last line is dropped."""
-    counts: dict[str, int] = {}
-    for line in out.split(b"\n"):
-        path, sep, num = line.rstrip(b"\r").partition(b"\0")
-        if not sep or not num.isdigit():
-            continue
-        p = os.fsdecode(path)
-        counts[p[2:] if p.startswith("./") else p] = int(num)
+    """``rg --count --null`` output -> {path: matching lines}; a cut last line is dropped.
+
+    The fast path splits the whole output at once (about 30 ms for 90k
+    files); anything unexpected falls back to a line-by-line regex.
+    """
+    text = out.decode("utf-8", "surrogateescape")
+    parts = text.replace("\r\n", "\0").split("\0")
+    tail = parts.pop()
+    paths, nums = parts[::2], parts[1::2]
+    if tail or len(paths) != len(nums) or any("\n" in p for p in paths[:1]):
+        pairs = _COUNT_LINE.findall(text)
+    else:
+        pairs = zip(paths, nums)
+    try:
+        counts = {p: int(n) for p, n in pairs}
+    except ValueError:
+        counts = {p: int(n) for p, n in _COUNT_LINE.findall(text)}
+    if any(p.startswith("./") for p in counts):
+        counts = {p[2:] if p.startswith("./") else p: n for p, n in counts.items()}
     return counts
 
 
@@ -240,20 +254,44 @@ class RgBackend:
         return name
 
     def _run(self, args: list[str], spec: Spec, cwd) -> tuple[bytes, bytes, int | None, bool]:
-        """Run rg without a shell; on the time cap, kill it and keep what it printed."""
-        try:
-            proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-        except OSError as exc:
-            raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
-        remaining = spec.remaining()
-        try:
-            out, err = proc.communicate(timeout=None if remaining == float("inf") else max(remaining, 0.001))
-            return out, err, proc.returncode, False
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            out, err = proc.communicate()
+        """Run rg without a shell; on the time cap, kill it and keep what it printed.
+
+        stdout is read to the end in one C-level loop (``communicate``'s
+        select loop costs ~0.2 s of CPU on 100k output lines); stderr goes to
+        a temporary file so neither pipe can fill up and block rg.
+        """
+        import tempfile
+
+        with tempfile.TemporaryFile() as errf:
+            try:
+                proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf)
+            except OSError as exc:
+                raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
+            fired = threading.Event()
+
+            def stop() -> None:
+                fired.set()
+                proc.kill()
+
+            remaining = spec.remaining()
+            timer = None
+            if remaining != float("inf"):
+                timer = threading.Timer(max(remaining, 0.0), stop)
+                timer.daemon = True
+                timer.start()
+            try:
+                with proc.stdout:
+                    out = proc.stdout.read()
+                code = proc.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            errf.seek(0)
+            err = errf.read()
+        if fired.is_set():
             cut = out.rfind(b"\n")
             return out[: cut + 1], err, None, True
+        return out, err, code, False
 
     def _check(self, spec: Spec, err: bytes, code: int | None, out: bytes) -> None:
         if code == 2 or (code not in (0, 1, None)):
@@ -304,7 +342,9 @@ class RgBackend:
         keep = spec.keep
         prefix = "" if spec.scope == "." else spec.scope + "/"
         denied = denied_among(ws.policy, list(counts))  # rg was told not to read them; never trust, check
-        out.counts = {p: n for p, n in counts.items() if p.startswith(prefix) and p not in denied and keep(p)}
+        if denied or prefix or spec.has_filters:
+            counts = {p: n for p, n in counts.items() if p.startswith(prefix) and p not in denied and keep(p)}
+        out.counts = counts
         out.skipped = skipped
         out.timed_out = cut
         if "error" in tracked:
