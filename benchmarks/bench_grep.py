@@ -72,9 +72,13 @@ def run(reps: int, py_reps: int) -> None:
             plain = [rg, "--hidden", "-g", "!.git", "--count" if mode == "files" else "-n", "-e", pattern]
             t_rg, t_jit, ratios = [], [], []
             _time(plain, repo)  # warm the page cache
-            for _ in range(reps):
-                a = _time(plain, repo)
-                b = _time(jit, repo, env)
+            for i in range(reps):  # back to back, alternating which goes first (the machine drifts)
+                if i % 2:
+                    b = _time(jit, repo, env)
+                    a = _time(plain, repo)
+                else:
+                    a = _time(plain, repo)
+                    b = _time(jit, repo, env)
                 t_rg.append(a)
                 t_jit.append(b)
                 ratios.append(b / a)

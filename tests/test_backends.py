@@ -277,3 +277,26 @@ def test_time_cap_returns_partial_results_marked_truncated(ws, backend, repo):
     if res.truncated:  # rg may beat even a tiny cap on a small repo; the python case must hit it
         assert "stopped at the time cap" in res.notice
     assert res.truncated or backend == "rg"
+
+
+def test_outside_git_the_gitignore_files_still_apply(tmp_path, backend):
+    (tmp_path / "proj" / "src").mkdir(parents=True)
+    root = tmp_path / "proj"
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "src" / "a.py").write_text("needle\n")
+    (root / "run.log").write_text("needle\n")
+    (root / ".hidden.txt").write_text("needle\n")
+    ws = Workspace(root)
+    assert not ws.repo.is_git
+    assert files(grep(ws, backend, "needle")) == [(".hidden.txt", 1), ("src/a.py", 1)]
+    assert files(grep(ws, backend, "needle", include_ignored=True)) == [(".hidden.txt", 1), ("run.log", 1), ("src/a.py", 1)]
+
+
+def test_time_cap_notice_names_the_cap_and_the_way_out(ws, backend, repo):
+    if backend == "rg":
+        pytest.skip("rg is linear time; its cap is tested with a stand-in process in test_search.py")
+    repo.write("slow.txt", "a" * 30 + "!\n")
+    res = grep(ws, backend, "(a+)+$", timeout=0.3)
+    assert res.truncated
+    assert res.notice.startswith("stopped at the time cap (0.3 s): results are partial (0 matching files found so far)")
+    assert res.notice.endswith("narrow with path=... or glob=..., or raise timeout.")

@@ -19,7 +19,7 @@ from typing import Callable, Protocol
 from ..errors import QueryError
 from ..refs import Skipped
 
-__all__ = ["BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "pick_backend"]
+__all__ = ["BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "denied_among", "lines_containing", "pick_backend"]
 
 BACKENDS = ("auto", "rg", "python")
 
@@ -129,33 +129,61 @@ def _literal_runs(glob: str) -> str:
     return max(runs, key=len) if runs else ""
 
 
+def lines_containing(joined: str, literals) -> list[str]:
+    """The ``\n``-separated entries of ``joined`` that contain any of ``literals``.
+
+    ``str.find`` per literal (a C-level scan) is many times faster than one
+    regex alternation over a 100k-path listing.
+    """
+    found: dict[int, str] = {}
+    for lit in set(literals):
+        pos = joined.find(lit)
+        while pos >= 0:
+            start = joined.rfind("\n", 0, pos) + 1
+            end = joined.find("\n", pos)
+            end = len(joined) if end < 0 else end
+            found[start] = joined[start:end]
+            pos = joined.find(lit, end)
+    return [found[k] for k in sorted(found)]
+
+
 def denied_among(policy, paths: list[str]) -> set[str]:
     """The paths the policy denies, without calling its matcher on every path.
 
     A path can only be denied if it contains the longest literal run of some
-    deny glob (``.env``, ``.pem``...): one C-level scan of the joined listing
-    finds those candidates, and the policy's own rule decides each one.
+    deny glob (``.env``, ``.pem``...): a scan of the joined listing finds
+    those candidates, and the policy's own rule decides each one.
     """
-    import re
-
     runs = [_literal_runs(d) for d in policy.deny]
     if not paths or not policy.deny:
         return set()
     if any(len(r) < 2 for r in runs):  # a deny glob without a useful literal: check everything
         return {p for p in paths if policy.is_denied(p)}
-    joined = "\n".join(paths)
-    rx = re.compile("|".join(re.escape(r) for r in sorted(set(runs), key=len, reverse=True)))
-    out: set[str] = set()
-    pos = 0
+    return denied_in_listing(policy, "\n".join(paths))
+
+
+def denied_in_listing(policy, joined: str) -> set[str]:
+    """``denied_among`` for a ``\n``-joined listing."""
+    runs = [_literal_runs(d) for d in policy.deny]
+    if not joined or not runs:
+        return set()
+    if any(len(r) < 2 for r in runs):
+        return {p for p in joined.split("\n") if policy.is_denied(p)}
+    return {p for p in lines_containing(joined, runs) if policy.is_denied(p)}
+
+
+def scope_block(joined: str, prefix: str) -> str:
+    """The entries under ``prefix`` of a *sorted* ``\n``-joined listing (they are contiguous)."""
+    if not prefix:
+        return joined
+    start = 0 if joined.startswith(prefix) else joined.find("\n" + prefix) + 1
+    if start == 0 and not joined.startswith(prefix):
+        return ""
+    end = start
     while True:
-        m = rx.search(joined, pos)
-        if m is None:
-            break
-        start = joined.rfind("\n", 0, m.start()) + 1
-        end = joined.find("\n", m.end())
-        end = len(joined) if end < 0 else end
-        path = joined[start:end]
-        if policy.is_denied(path):
-            out.add(path)
-        pos = end + 1
-    return out
+        nl = joined.find("\n", end)
+        if nl < 0:
+            return joined[start:]
+        if not joined.startswith(prefix, nl + 1):
+            return joined[start:nl]
+        end = nl + 1 + len(prefix)

@@ -35,7 +35,7 @@ from pathlib import Path
 from ..errors import BackendError, QueryError
 from ..policy import BINARY_PROBE
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among
+from . import Match, Outcome, Spec, _literal_runs as _literal_run, denied_among, denied_in_listing, lines_containing, scope_block
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
@@ -358,32 +358,33 @@ class RgBackend:
         return out
 
     def _tracked(self, ws, spec: Spec, box: dict) -> None:
-        """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files."""
+        """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
+
+        Works on the joined listing (``git ls-files`` output is sorted, so a
+        directory's entries are one contiguous block) with ``str.find`` scans:
+        about 30 ms of CPU for 100k paths.
+        """
         try:
             proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"], cwd=ws.root, capture_output=True, check=False)
             if proc.returncode != 0:
                 return
-            names = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-            names.pop()
-            if spec.scope != ".":
-                prefix = spec.scope + "/"
-                in_scope = [p for p in names if p.startswith(prefix)]
-            else:
-                in_scope = names
-            in_scope = [p for p in in_scope if spec.keep(p)]
-            box["denied"] = len(denied_among(ws.policy, in_scope))
+            everything = proc.stdout.decode("utf-8", "surrogateescape").replace("\0", "\n").rstrip("\n")
+            block = scope_block(everything, "" if spec.scope == "." else spec.scope + "/")
+            if spec.has_filters:
+                block = "\n".join(p for p in block.split("\n") if p and spec.keep(p))
+            box["denied"] = len(denied_in_listing(ws.policy, block))
             if not spec.include_ignored:
-                box["ignored_tracked"] = self._ignored_tracked(ws, names, in_scope)
+                box["ignored_tracked"] = self._ignored_tracked(ws, everything, block)
         except Exception as exc:  # reported by count() on the calling thread
             box["error"] = BackendError(f"listing tracked files failed: {exc}", backend="rg")
 
-    def _ignored_tracked(self, ws, names: list[str], in_scope: list[str]) -> list[str]:
+    def _ignored_tracked(self, ws, everything: str, block: str) -> list[str]:
         """Tracked files an ignore rule matches (rg's traversal skips them; git lists them).
 
         A cheap superset first (a path component matching the last segment of
         any ignore pattern), then git itself decides (``check-ignore --no-index``).
         """
-        sources = [ws.root / p for p in names if p == ".gitignore" or p.endswith("/.gitignore")]
+        sources = [ws.root / p for p in lines_containing(everything, [".gitignore"]) if p == ".gitignore" or p.endswith("/.gitignore")]
         if (ws.root / ".gitignore").is_file():
             sources.append(ws.root / ".gitignore")
         git = ws.repo.git
@@ -395,7 +396,7 @@ class RgBackend:
         else:
             xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
             sources.append(Path(xdg) / "git" / "ignore")
-        segs = set()
+        segs: set[str] = set()
         for src in sources:
             try:
                 text = src.read_text("utf-8", "replace")
@@ -407,19 +408,15 @@ class RgBackend:
                     continue
                 parts = [s for s in line.lstrip("\\").strip("/").split("/") if s and s != "**"]
                 if parts:
-                    segs.add(_segment_regex(parts[-1]))
+                    segs.add(parts[-1])
         if not segs:
             return []
-        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(segs)) + r")(?:/|$)", re.MULTILINE)
-        joined = "\n".join(in_scope)
-        cands: list[str] = []
-        pos = 0
-        while (m := rx.search(joined, pos)) is not None:  # one C-level scan, then the lines it hit
-            start = joined.rfind("\n", 0, m.start()) + 1
-            end = joined.find("\n", m.start())
-            end = len(joined) if end < 0 else end
-            cands.append(joined[start:end])
-            pos = end + 1
+        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(_segment_regex(s) for s in segs)) + r")(?:/|$)")
+        literals = [_literal_run(s) for s in segs]
+        if all(len(lit) >= 2 for lit in literals):  # a literal every match must contain: scan with str.find
+            cands = [p for p in lines_containing(block, literals) if rx.search(p)]
+        else:
+            cands = [p for p in block.split("\n") if p and rx.search(p)]
         if not cands:
             return []
         proc = subprocess.run(
