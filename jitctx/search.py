@@ -231,32 +231,33 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     backend = pick_backend(q.backend)
     outcome = backend.count(ws, spec)
     counts = outcome.counts
-    hits = [(p, counts[p]) for p in sorted(counts)]
+    order = sorted(counts)  # by path: stable pages for offset/limit
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
     root = str(ws.root) + os.sep
-    ignored_flag = single is not None and bool(hits) and ws.repo.is_ignored(single)
+    ignored_flag = single is not None and bool(order) and ws.repo.is_ignored(single)
 
     if q.mode == "content":
-        results, cut, more_skipped = _content_page(ws, backend, spec, q, hits, root, ignored_flag)
+        results, cut, more_skipped = _content_page(ws, backend, spec, q, order, counts, root)
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
     else:
         results = []
-        for path, n in hits[q.offset : q.offset + q.limit]:
+        for path in order[q.offset : q.offset + q.limit]:
+            n = counts[path]
             try:
                 st = os.stat(root + path)
             except OSError:
                 skipped.append(Skipped(path, "vanished"))
                 continue
             results.append(FileRef(path, st.st_size, round(st.st_mtime, 3), ignored=ignored_flag, matches=n))
-        total, unit = len(hits), "files"
+        total, unit = len(order), "files"
 
     res = Result("grep", results, total=total)
     res.extra["backend"] = backend.name
-    res.extra["matching_files"] = len(hits)
+    res.extra["matching_files"] = len(order)
     res.extra["matching_lines"] = lines_total
     counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
@@ -265,7 +266,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     if timed_out:
         res.truncated = True
         res.add_notice(
-            f"stopped at the time cap ({q.timeout:g} s): results are partial ({len(hits):,} matching files found so far) "
+            f"stopped at the time cap ({q.timeout:g} s): results are partial ({len(order):,} matching files found so far) "
             f"and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
         )
     if total == 0 and not timed_out:
@@ -319,12 +320,13 @@ def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, wher
     return {"binary": binary, "denied": denied, "ignored": ignored}
 
 
-def _content_page(ws, backend, spec, q: SearchQuery, hits: list[tuple[str, int]], root: str, ignored_flag: bool):
+def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: dict[str, int], root: str):
     """The matching lines offset .. offset+limit, with merged context."""
     lo, hi = q.offset, q.offset + q.limit
     wanted: list[tuple[str, int, int]] = []  # path, first index in file, end index (exclusive)
     seen = 0
-    for path, n in hits:
+    for path in order:
+        n = counts[path]
         if seen + n > lo and seen < hi:
             wanted.append((path, max(lo - seen, 0), min(hi - seen, n)))
         seen += n
@@ -361,5 +363,4 @@ def _content_page(ws, backend, spec, q: SearchQuery, hits: list[tuple[str, int]]
             shown_upto = after[-1]["line"] if after else m.line
             text = window(m.text, m.spans[0] if m.spans else None)
             results.append(LineRef(path, st.st_size, round(st.st_mtime, 3), m.line, text, tuple(before), tuple(after)))
-    del ignored_flag  # LineRef has no ignored flag; the notice of the file path covers it
     return results, cut, skipped

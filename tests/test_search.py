@@ -134,8 +134,10 @@ def test_parse_json_other_messages():
 
 def test_issue_3_count_output_with_crlf_line_ends_and_cut_last_line():
     # rg --crlf ends even --count lines with \r\n; a killed rg leaves a cut last line
-    out = b"a.py\x002\r\n./b/c.md\x0010\r\ncaf\xe9\x001\r\npartial\x00"
+    out = b"a.py\x002\r\nb/c.md\x0010\r\ncaf\xe9\x001\r\npartial\x00"
     assert rg_mod.parse_count_output(out) == {"a.py": 2, "b/c.md": 10, os.fsdecode(b"caf\xe9"): 1}
+    assert rg_mod.parse_count_output(b"./a.py\x002\r\n./b:c\x001\r\n") == {"a.py": 2, "b:c": 1}
+    assert rg_mod.parse_count_output(b"") == {}
 
 
 def test_rg_error_names_pattern_position_and_backend():

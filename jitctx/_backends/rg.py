@@ -139,7 +139,7 @@ def parse_count_output(out: bytes) -> dict[str, int]:
         counts = {p: int(n) for p, n in pairs}
     except ValueError:
         counts = {p: int(n) for p, n in _COUNT_LINE.findall(text)}
-    if any(p.startswith("./") for p in counts):
+    if text.startswith("./"):  # rg was given "." (we pass no path for the root, so this is rare)
         counts = {p[2:] if p.startswith("./") else p: n for p, n in counts.items()}
     return counts
 
