@@ -256,42 +256,32 @@ class RgBackend:
     def _run(self, args: list[str], spec: Spec, cwd) -> tuple[bytes, bytes, int | None, bool]:
         """Run rg without a shell; on the time cap, kill it and keep what it printed.
 
-        stdout is read to the end in one C-level loop (``communicate``'s
-        select loop costs ~0.2 s of CPU on 100k output lines); stderr goes to
-        a temporary file so neither pipe can fill up and block rg.
+        Output goes to temporary files, not pipes: rg writes one small block per
+        file from several threads, and a pipe would wake the reader for each
+        (about 0.3 s of extra wall time on 100k matching files, measured).
         """
         import tempfile
 
-        with tempfile.TemporaryFile() as errf:
+        with tempfile.TemporaryFile() as outf, tempfile.TemporaryFile() as errf:
             try:
-                proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=errf)
+                proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
                 raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
-            fired = threading.Event()
-
-            def stop() -> None:
-                fired.set()
-                proc.kill()
-
             remaining = spec.remaining()
-            timer = None
-            if remaining != float("inf"):
-                timer = threading.Timer(max(remaining, 0.0), stop)
-                timer.daemon = True
-                timer.start()
+            cut = False
             try:
-                with proc.stdout:
-                    out = proc.stdout.read()
-                code = proc.wait()
-            finally:
-                if timer is not None:
-                    timer.cancel()
+                code = proc.wait(timeout=None if remaining == float("inf") else max(remaining, 0.0))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                code, cut = None, True
+            outf.seek(0)
+            out = outf.read()
             errf.seek(0)
             err = errf.read()
-        if fired.is_set():
-            cut = out.rfind(b"\n")
-            return out[: cut + 1], err, None, True
-        return out, err, code, False
+        if cut:
+            out = out[: out.rfind(b"\n") + 1]
+        return out, err, code, cut
 
     def _check(self, spec: Spec, err: bytes, code: int | None, out: bytes) -> None:
         if code == 2 or (code not in (0, 1, None)):
