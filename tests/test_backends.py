@@ -300,3 +300,15 @@ def test_time_cap_notice_names_the_cap_and_the_way_out(ws, backend, repo):
     assert res.truncated
     assert res.notice.startswith("stopped at the time cap (0.3 s): results are partial (0 matching files found so far)")
     assert res.notice.endswith("narrow with path=... or glob=..., or raise timeout.")
+
+
+def test_tracked_files_under_ignored_dirs_and_nested_rules_are_searched(ws, backend, repo):
+    repo.write("src/.gitignore", "*.tmp\n")
+    repo.write("src/keep.tmp", "needle\n")
+    repo.write("src/drop.tmp", "needle\n")  # untracked and ignored: not searched
+    repo.git("add", "-f", "src/keep.tmp", "build/out.txt")
+    repo.git("add", "src/.gitignore")
+    repo.write("build/out.txt", "needle\n")
+    assert files(grep(ws, backend, "needle")) == [("build/out.txt", 1), ("src/keep.tmp", 1)]
+    assert files(grep(ws, backend, "needle", "src")) == [("src/keep.tmp", 1)]
+    assert files(grep(ws, backend, "needle", glob=["!*.tmp"])) == [("build/out.txt", 1)]
