@@ -35,7 +35,7 @@ from pathlib import Path
 from ..errors import BackendError, QueryError
 from ..policy import BINARY_PROBE
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among
+from . import Match, Outcome, Spec, _literal_runs as _literal_run, denied_among, denied_in_listing, lines_containing, scope_block
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
@@ -191,6 +191,26 @@ def _is_binary(full: str) -> bool | None:
         return None
 
 
+_SEG = re.compile(r"\[[^\]]*\]|\*+|\?|[^*?\[]+")
+
+
+def _segment_regex(seg: str) -> str:
+    parts = []
+    for tok in _SEG.findall(seg):
+        if tok.startswith("["):
+            body = tok[1:-1]
+            if body.startswith("!"):
+                body = "^" + body[1:]
+            parts.append("[" + body.replace("\\", "\\\\") + "]")
+        elif tok.startswith("*"):
+            parts.append("[^/]*")
+        elif tok == "?":
+            parts.append("[^/]")
+        else:
+            parts.append(re.escape(tok))
+    return "".join(parts)
+
+
 class RgBackend:
     """ripgrep over the Workspace's universe (see the module docstring)."""
 
@@ -247,28 +267,14 @@ class RgBackend:
                 proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
                 raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
-            # A timer kills rg at the cap; ``wait(timeout=...)`` would poll with
-            # sleeps of up to 50 ms after rg is done.
-            fired = threading.Event()
-
-            def stop() -> None:
-                fired.set()
-                proc.kill()
-
             remaining = spec.remaining()
-            timer = None
-            if remaining != float("inf"):
-                timer = threading.Timer(max(remaining, 0.0), stop)
-                timer.daemon = True
-                timer.start()
+            cut = False
             try:
-                code = proc.wait()
-            finally:
-                if timer is not None:
-                    timer.cancel()
-            cut = fired.is_set()
-            if cut:
-                code = None
+                code = proc.wait(timeout=None if remaining == float("inf") else max(remaining, 0.0))
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
+                code, cut = None, True
             outf.seek(0)
             out = outf.read()
             errf.seek(0)
@@ -341,43 +347,35 @@ class RgBackend:
             out.counts.update(more)
         return out
 
-    def _ls_tracked(self, ws, pathspecs: list[str]) -> list[str]:
-        """Tracked paths matching any of ``pathspecs`` (git matches them: the output stays small)."""
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--", *pathspecs],
-            cwd=ws.root, capture_output=True, check=False,
-        )
-        if proc.returncode != 0:
-            return []
-        return [p for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p]
-
     def _tracked(self, ws, spec: Spec, box: dict) -> None:
-        """Runs beside rg: the denied count and the tracked-but-ignored files in scope.
+        """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
 
-        Only small questions are asked of git, with pathspecs (``**/.env``,
-        ``**/.gitignore``...): listing all 100k tracked paths and scanning
-        them in Python cost ~60 ms of CPU, which rg, using both cores, felt.
+        Works on the joined listing (``git ls-files`` output is sorted, so a
+        directory's entries are one contiguous block) with ``str.find`` scans:
+        about 30 ms of CPU for 100k paths.
         """
         try:
-            prefix = "" if spec.scope == "." else spec.scope + "/"
-            under = [f":(glob){prefix}**/{d}" for d in ws.policy.deny]
-            found = self._ls_tracked(ws, [":(glob)**/.gitignore", *under])
-            gitignores = [p for p in found if p.rsplit("/", 1)[-1] == ".gitignore"]
-            box["denied"] = sum(1 for p in found if p.startswith(prefix) and spec.is_denied(p) and spec.keep(p))
+            proc = subprocess.run(["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"], cwd=ws.root, capture_output=True, check=False)
+            if proc.returncode != 0:
+                return
+            everything = proc.stdout.decode("utf-8", "surrogateescape").replace("\0", "\n").rstrip("\n")
+            block = scope_block(everything, "" if spec.scope == "." else spec.scope + "/")
+            if spec.has_filters:
+                block = "\n".join(p for p in block.split("\n") if p and spec.keep(p))
+            box["denied"] = len(denied_in_listing(ws.policy, block))
             if not spec.include_ignored:
-                box["ignored_tracked"] = self._ignored_tracked(ws, spec, prefix, gitignores)
+                box["ignored_tracked"] = self._ignored_tracked(ws, everything, block)
         except Exception as exc:  # reported by count() on the calling thread
             box["error"] = BackendError(f"listing tracked files failed: {exc}", backend="rg")
 
-    def _ignored_tracked(self, ws, spec: Spec, prefix: str, gitignores: list[str]) -> list[str]:
+    def _ignored_tracked(self, ws, everything: str, block: str) -> list[str]:
         """Tracked files an ignore rule matches (rg's traversal skips them; git lists them).
 
-        A superset first (tracked paths with a component named like the last
-        segment of some ignore pattern, found by git with pathspecs), then git
-        itself decides (``check-ignore --no-index``).
+        A cheap superset first (a path component matching the last segment of
+        any ignore pattern), then git itself decides (``check-ignore --no-index``).
         """
-        sources = [ws.root / p for p in gitignores]
-        if (ws.root / ".gitignore").is_file() and ".gitignore" not in gitignores:
+        sources = [ws.root / p for p in lines_containing(everything, [".gitignore"]) if p == ".gitignore" or p.endswith("/.gitignore")]
+        if (ws.root / ".gitignore").is_file():
             sources.append(ws.root / ".gitignore")
         git = ws.repo.git
         if git is not None:
@@ -403,10 +401,12 @@ class RgBackend:
                     segs.add(parts[-1])
         if not segs:
             return []
-        pathspecs = []
-        for seg in sorted(segs):
-            pathspecs += [f":(glob){prefix}**/{seg}", f":(glob){prefix}**/{seg}/**"]
-        cands = [p for p in self._ls_tracked(ws, pathspecs) if spec.keep(p)]
+        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(_segment_regex(s) for s in segs)) + r")(?:/|$)")
+        literals = [_literal_run(s) for s in segs]
+        if all(len(lit) >= 2 for lit in literals):  # a literal every match must contain: scan with str.find
+            cands = [p for p in lines_containing(block, literals) if rx.search(p)]
+        else:
+            cands = [p for p in block.split("\n") if p and rx.search(p)]
         if not cands:
             return []
         proc = subprocess.run(
