@@ -40,7 +40,7 @@ from . import Match, Outcome, Spec, _literal_runs as _literal_run, denied_among,
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
 _EXE = "rg.exe" if os.name == "nt" else "rg"
-_ERR_LINE = re.compile(rb"^rg: (.+?): (?:IO error for operation on .+?: )?(.*?)(?: \(os error (\d+)\))?$")
+_ERR_LINE = rb"^rg: (.+?): (?:IO error for operation on .+?: )?(.*?)(?: \(os error (\d+)\))?$"  # compiled on use: start-up counts
 
 
 def find_rg() -> str | None:
@@ -118,7 +118,7 @@ def parse_json_line(line: bytes | str) -> tuple[str, str | None, list[Match]] | 
     return kind, path, out
 
 
-_COUNT_LINE = re.compile(r"([^\n\0]*)\0(\d+)\r?\n")
+_COUNT_LINE = r"([^\n\0]*)\0(\d+)\r?\n"
 
 
 def parse_count_output(out: bytes) -> dict[str, int]:
@@ -132,13 +132,13 @@ def parse_count_output(out: bytes) -> dict[str, int]:
     tail = parts.pop()
     paths, nums = parts[::2], parts[1::2]
     if tail or len(paths) != len(nums) or any("\n" in p for p in paths[:1]):
-        pairs = _COUNT_LINE.findall(text)
+        pairs = re.findall(_COUNT_LINE, text)
     else:
         pairs = zip(paths, nums)
     try:
         counts = {p: int(n) for p, n in pairs}
     except ValueError:
-        counts = {p: int(n) for p, n in _COUNT_LINE.findall(text)}
+        counts = {p: int(n) for p, n in re.findall(_COUNT_LINE, text)}
     if text.startswith("./"):  # rg was given "." (we pass no path for the root, so this is rare)
         counts = {p[2:] if p.startswith("./") else p: n for p, n in counts.items()}
     return counts
@@ -171,7 +171,7 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
 def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
     out = []
     for line in stderr.splitlines():
-        m = _ERR_LINE.match(line)
+        m = re.match(_ERR_LINE, line)
         if not m:
             continue
         path = os.fsdecode(m.group(1))
@@ -191,12 +191,12 @@ def _is_binary(full: str) -> bool | None:
         return None
 
 
-_SEG = re.compile(r"\[[^\]]*\]|\*+|\?|[^*?\[]+")
+_SEG = r"\[[^\]]*\]|\*+|\?|[^*?\[]+"
 
 
 def _segment_regex(seg: str) -> str:
     parts = []
-    for tok in _SEG.findall(seg):
+    for tok in re.findall(_SEG, seg):
         if tok.startswith("["):
             body = tok[1:-1]
             if body.startswith("!"):
