@@ -267,14 +267,28 @@ class RgBackend:
                 proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
                 raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
-            remaining = spec.remaining()
-            cut = False
-            try:
-                code = proc.wait(timeout=None if remaining == float("inf") else max(remaining, 0.0))
-            except subprocess.TimeoutExpired:
+            # A timer kills rg at the cap; ``wait(timeout=...)`` would poll with
+            # sleeps of up to 50 ms after rg is done.
+            fired = threading.Event()
+
+            def stop() -> None:
+                fired.set()
                 proc.kill()
-                proc.wait()
-                code, cut = None, True
+
+            remaining = spec.remaining()
+            timer = None
+            if remaining != float("inf"):
+                timer = threading.Timer(max(remaining, 0.0), stop)
+                timer.daemon = True
+                timer.start()
+            try:
+                code = proc.wait()
+            finally:
+                if timer is not None:
+                    timer.cancel()
+            cut = fired.is_set()
+            if cut:
+                code = None
             outf.seek(0)
             out = outf.read()
             errf.seek(0)
