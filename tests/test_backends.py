@@ -312,3 +312,17 @@ def test_tracked_files_under_ignored_dirs_and_nested_rules_are_searched(ws, back
     assert files(grep(ws, backend, "needle")) == [("build/out.txt", 1), ("src/keep.tmp", 1)]
     assert files(grep(ws, backend, "needle", "src")) == [("src/keep.tmp", 1)]
     assert files(grep(ws, backend, "needle", glob=["!*.tmp"])) == [("build/out.txt", 1)]
+
+
+def test_excludes_file_and_info_exclude_rules_shape_discovery(ws, backend, repo, tmp_path):
+    excludes = tmp_path / "global-ignore"
+    excludes.write_text("*.secretish\n")
+    repo.git("config", "core.excludesFile", str(excludes))
+    (repo.root / ".git" / "info").mkdir(exist_ok=True)
+    (repo.root / ".git" / "info" / "exclude").write_text("scratch/\n")
+    repo.write("a.secretish", "needle\n")
+    repo.write("b.secretish", "needle\n")
+    repo.write("scratch/c.txt", "needle\n")
+    repo.write("scratch/d.txt", "needle\n")
+    repo.git("add", "-f", "a.secretish", "scratch/c.txt")
+    assert files(grep(ws, backend, "needle")) == [("a.secretish", 1), ("scratch/c.txt", 1)]

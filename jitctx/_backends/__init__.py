@@ -170,20 +170,3 @@ def denied_in_listing(policy, joined: str) -> set[str]:
     if any(len(r) < 2 for r in runs):
         return {p for p in joined.split("\n") if policy.is_denied(p)}
     return {p for p in lines_containing(joined, runs) if policy.is_denied(p)}
-
-
-def scope_block(joined: str, prefix: str) -> str:
-    """The entries under ``prefix`` of a *sorted* ``\n``-joined listing (they are contiguous)."""
-    if not prefix:
-        return joined
-    start = 0 if joined.startswith(prefix) else joined.find("\n" + prefix) + 1
-    if start == 0 and not joined.startswith(prefix):
-        return ""
-    end = start
-    while True:
-        nl = joined.find("\n", end)
-        if nl < 0:
-            return joined[start:]
-        if not joined.startswith(prefix, nl + 1):
-            return joined[start:nl]
-        end = nl + 1 + len(prefix)
