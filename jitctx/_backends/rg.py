@@ -229,36 +229,39 @@ def _decoded(entries) -> list[str]:
     return [e.decode("utf-8", "surrogateescape") for e in entries if e]
 
 
-def _exclude_files(ws) -> list[Path]:
-    """``info/exclude`` and the global excludes file (git's default unless configured).
+def _configured_excludes(ws) -> str | None:
+    """``core.excludesFile`` when some config file sets it (any level), else ``None``.
 
     ``git config`` is only run when a config file mentions ``excludesFile``
-    (spawning git costs CPU that rg, busy on both cores, would feel).
+    (spawning git costs CPU that rg, busy on both cores, would feel). rg
+    itself reads only the global setting, so a repository-level one is
+    passed to it as an ``--ignore-file``.
     """
-    out = []
     git = ws.repo.git
-    configs = []
-    if git is not None:
-        out.append(git.common_dir / "info" / "exclude")
-        configs.append(git.common_dir / "config")
+    configs = [git.common_dir / "config"] if git is not None else []
     xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
     configs += [xdg / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
     if os.environ.get("GIT_CONFIG_GLOBAL"):
         configs.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
-    mentioned = False
     for c in configs:
         try:
             text = c.read_text("utf-8", "replace").lower()
         except OSError:
             continue
         if "excludesfile" in text or "[include" in text:
-            mentioned = True
-            break
-    configured = ""
-    if mentioned:
-        proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=ws.root, capture_output=True, text=True, check=False)
-        configured = proc.stdout.strip()
-    out.append(Path(os.path.expanduser(configured)) if configured else xdg / "git" / "ignore")
+            proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=ws.root, capture_output=True, text=True, check=False)
+            value = proc.stdout.strip()
+            return os.path.expanduser(value) if value else None
+    return None
+
+
+def _exclude_files(ws, configured: str | None) -> list[Path]:
+    """``info/exclude`` and the global excludes file (git's default unless configured)."""
+    out = []
+    if ws.repo.git is not None:
+        out.append(ws.repo.git.common_dir / "info" / "exclude")
+    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
+    out.append(Path(configured) if configured else xdg / "git" / "ignore")
     return out
 
 
@@ -269,6 +272,7 @@ class RgBackend:
 
     def __init__(self, exe: str) -> None:
         self.exe = exe
+        self._excludes: str | None = None
 
     # -- arguments ------------------------------------------------------------
 
@@ -278,6 +282,8 @@ class RgBackend:
             args += ["--no-ignore-dot", "-g", "!.git"]
             if deny_file:
                 args += ["--ignore-file", deny_file]
+            if self._excludes and not spec.include_ignored:
+                args += ["--ignore-file", self._excludes]  # after the deny file: git's excludes win over its '!allow' lines
             if spec.include_ignored:
                 args += ["--no-ignore-vcs", "--no-ignore-exclude", "--no-ignore-global", "--no-ignore-parent"]
             elif not ws.repo.is_git:
@@ -382,6 +388,7 @@ class RgBackend:
             return self._count_file(ws, spec)
         tracked: dict = {}
         worker = None
+        self._excludes = _configured_excludes(ws) if ws.repo.is_git else None
         if ws.repo.is_git:
             worker = threading.Thread(target=self._tracked, args=(ws, spec, tracked), daemon=True)
             worker.start()
@@ -455,7 +462,7 @@ class RgBackend:
         sources = [ws.root / p for p in found if p == ".gitignore" or p.endswith("/.gitignore")]
         if (ws.root / ".gitignore").is_file():
             sources.append(ws.root / ".gitignore")
-        sources += _exclude_files(ws)
+        sources += _exclude_files(ws, self._excludes)
         segs: set[str] = set()
         for src in sources:
             try:
