@@ -249,3 +249,20 @@ def test_default_grep_does_not_load_the_tokenizer_and_max_tokens_does(repo):
     assert "TIKTOKEN=False" in plain.stderr
     capped = subprocess.run([sys.executable, "-c", code, "grep", "greet", "--root", str(repo.root), "--max-tokens", "500"], env=env, capture_output=True, text=True)
     assert "TIKTOKEN=True" in capped.stderr
+
+
+def test_python_backend_reports_unreadable_files_and_goes_on(repo, monkeypatch):
+    from jitctx._backends import py as py_mod
+
+    real = py_mod._read
+
+    def read(full):
+        if full.endswith("src/app.py"):
+            raise PermissionError(13, "Permission denied")
+        return real(full)
+
+    monkeypatch.setattr(py_mod, "_read", read)
+    res = Workspace(repo.root).grep("greet", backend="python")
+    assert [r.path for r in res.results] == ["docs/guide.md", "src/util/helpers.py"]
+    assert res.extra["skipped_files"] == [{"path": "src/app.py", "reason": "unreadable"}]
+    assert res.notice == "1 file(s) vanished or could not be read and were skipped: src/app.py."
