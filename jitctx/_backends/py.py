@@ -146,7 +146,8 @@ class _Alarm:
 
 
 def _read(full: str) -> bytes:
-    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0))
+    # O_NOFOLLOW: symlinks are not followed; O_NONBLOCK: a FIFO never hangs the search
+    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as f:
         return f.read()
 
