@@ -259,7 +259,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     res.extra["backend"] = backend.name
     res.extra["matching_files"] = len(order)
     res.extra["matching_lines"] = lines_total
-    counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
+    skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
         res.add_notice(q.notice)
     where = f"in {single}" if single else (f"under {scope}/" if prefix else "in the repository")
@@ -270,22 +270,22 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
             f"and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
         )
     if total == 0 and not timed_out:
-        counts = _explain_empty(ws, backend, spec, q, outcome, res, where)
+        skip_counts = _explain_empty(ws, backend, spec, q, outcome, res, where)
     elif q.offset and q.offset >= total and not timed_out:
         res.truncated = True
         res.add_notice(f"offset={q.offset:,} is past the end: {total:,} {unit} matched {where}; start again with offset=0.")
     elif q.offset + q.limit < total:
         res.truncated = True
         shown_to = q.offset + min(q.limit, total - q.offset)
-        order = "by path, then line" if q.mode == "content" else "by path"
+        sorting = "by path, then line" if q.mode == "content" else "by path"
         res.add_notice(
-            f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({order}); "
+            f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
             f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
         )
     if skipped:
         names = ", ".join(s.path for s in skipped[:5]) + (", …" if len(skipped) > 5 else "")
         res.add_notice(f"{len(skipped):,} file(s) vanished or could not be read and were skipped: {names}.")
-    res.extra["skipped"] = {**counts, "unreadable": len(skipped)}
+    res.extra["skipped"] = {**skip_counts, "unreadable": len(skipped)}
     if skipped:
         res.extra["skipped_files"] = [s.to_dict() for s in skipped]
     shown = list(dict.fromkeys(r.path for r in results))

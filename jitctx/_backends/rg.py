@@ -13,8 +13,9 @@ Workspace's file universe:
   ``!allow`` globs), so rg does not even read denied files; every path rg
   returns is checked against the policy again anyway;
 - tracked files that match an ignore rule (git lists them, rg's traversal
-  skips them) are found from ``git ls-files`` while rg runs and searched
-  explicitly afterwards;
+  skips them) are found by ``gitscope`` while rg runs and searched
+  explicitly afterwards; a repository-level ``core.excludesFile`` (rg reads
+  only the global one) is passed as another ``--ignore-file``;
 - symlinks are not followed (as ``git grep``).
 
 A count pass (``--count``) finds the matching files and their matching-line
@@ -35,7 +36,8 @@ from pathlib import Path
 from ..errors import BackendError, QueryError
 from ..policy import BINARY_PROBE
 from ..refs import Skipped
-from . import Match, Outcome, Spec, _literal_runs as _literal_run, denied_among
+from . import Match, Outcome, Spec, denied_among
+from .gitscope import configured_excludes, tracked_extras
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
@@ -191,80 +193,6 @@ def _is_binary(full: str) -> bool | None:
         return None
 
 
-_SEG = r"\[[^\]]*\]|\*+|\?|[^*?\[]+"
-
-
-def _segment_regex(seg: str) -> str:
-    parts = []
-    for tok in re.findall(_SEG, seg):
-        if tok.startswith("["):
-            body = tok[1:-1]
-            if body.startswith("!"):
-                body = "^" + body[1:]
-            parts.append("[" + body.replace("\\", "\\\\") + "]")
-        elif tok.startswith("*"):
-            parts.append("[^/]*")
-        elif tok == "?":
-            parts.append("[^/]")
-        else:
-            parts.append(re.escape(tok))
-    return "".join(parts)
-
-
-def _entries_containing(listing: bytes, literals) -> list[bytes]:
-    """The NUL-separated entries of ``listing`` containing any of ``literals`` (in order)."""
-    found: dict[int, bytes] = {}
-    for lit in {x.encode("utf-8", "surrogateescape") for x in literals}:
-        pos = listing.find(lit)
-        while pos >= 0:
-            start = listing.rfind(b"\0", 0, pos) + 1
-            end = listing.find(b"\0", pos)
-            end = len(listing) if end < 0 else end
-            found[start] = listing[start:end]
-            pos = listing.find(lit, end)
-    return [found[k] for k in sorted(found)]
-
-
-def _decoded(entries) -> list[str]:
-    return [e.decode("utf-8", "surrogateescape") for e in entries if e]
-
-
-def _configured_excludes(ws) -> str | None:
-    """``core.excludesFile`` when some config file sets it (any level), else ``None``.
-
-    ``git config`` is only run when a config file mentions ``excludesFile``
-    (spawning git costs CPU that rg, busy on both cores, would feel). rg
-    itself reads only the global setting, so a repository-level one is
-    passed to it as an ``--ignore-file``.
-    """
-    git = ws.repo.git
-    configs = [git.common_dir / "config"] if git is not None else []
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
-    configs += [xdg / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
-    if os.environ.get("GIT_CONFIG_GLOBAL"):
-        configs.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
-    for c in configs:
-        try:
-            text = c.read_text("utf-8", "replace").lower()
-        except OSError:
-            continue
-        if "excludesfile" in text or "[include" in text:
-            proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=ws.root, capture_output=True, text=True, check=False)
-            value = proc.stdout.strip()
-            return os.path.expanduser(value) if value else None
-    return None
-
-
-def _exclude_files(ws, configured: str | None) -> list[Path]:
-    """``info/exclude`` and the global excludes file (git's default unless configured)."""
-    out = []
-    if ws.repo.git is not None:
-        out.append(ws.repo.git.common_dir / "info" / "exclude")
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
-    out.append(Path(configured) if configured else xdg / "git" / "ignore")
-    return out
-
-
 class RgBackend:
     """ripgrep over the Workspace's universe (see the module docstring)."""
 
@@ -388,9 +316,9 @@ class RgBackend:
             return self._count_file(ws, spec)
         tracked: dict = {}
         worker = None
-        self._excludes = _configured_excludes(ws) if ws.repo.is_git else None
+        self._excludes = configured_excludes(ws) if ws.repo.is_git else None
         if ws.repo.is_git:
-            worker = threading.Thread(target=self._tracked, args=(ws, spec, tracked), daemon=True)
+            worker = threading.Thread(target=tracked_extras, args=(ws, spec, self._excludes, tracked), daemon=True)
             worker.start()
         deny_file = self._deny_file(ws)
         try:
@@ -418,81 +346,6 @@ class RgBackend:
             more = self._count_explicit(ws, spec, extra, out)
             out.counts.update(more)
         return out
-
-    def _tracked(self, ws, spec: Spec, box: dict) -> None:
-        """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
-
-        One ``git ls-files`` (~25 ms of git's CPU for 100k paths), then only
-        ``bytes.find`` scans of its raw output for literals (``.env``,
-        ``.gitignore``, ``node_modules``...): the few entries found are decoded
-        and checked exactly. rg is using both cores meanwhile, so every
-        millisecond of CPU here shows in the wall time.
-        """
-        try:
-            proc = subprocess.run(
-                ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"],
-                cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
-            )
-            if proc.returncode != 0:
-                return
-            listing = proc.stdout
-            prefix = "" if spec.scope == "." else spec.scope + "/"
-
-            def in_scope(paths):
-                return [p for p in paths if p.startswith(prefix) and spec.keep(p)]
-
-            runs = [_literal_run(d) for d in ws.policy.deny]
-            if any(len(r) < 2 for r in runs):
-                cands = _decoded(listing.split(b"\0"))
-            else:
-                cands = _decoded(_entries_containing(listing, runs))
-            box["denied"] = sum(1 for p in in_scope(cands) if spec.is_denied(p))
-            if not spec.include_ignored:
-                box["ignored_tracked"] = self._ignored_tracked(ws, listing, in_scope)
-        except Exception as exc:  # reported by count() on the calling thread
-            box["error"] = BackendError(f"listing tracked files failed: {exc}", backend="rg")
-
-    def _ignored_tracked(self, ws, listing: bytes, in_scope) -> list[str]:
-        """Tracked files an ignore rule matches (rg's traversal skips them; git lists them).
-
-        A cheap superset first (a path component matching the last segment of
-        any ignore pattern), then git itself decides (``check-ignore --no-index``).
-        """
-        found = _decoded(_entries_containing(listing, [".gitignore"]))
-        sources = [ws.root / p for p in found if p == ".gitignore" or p.endswith("/.gitignore")]
-        if (ws.root / ".gitignore").is_file():
-            sources.append(ws.root / ".gitignore")
-        sources += _exclude_files(ws, self._excludes)
-        segs: set[str] = set()
-        for src in sources:
-            try:
-                text = src.read_text("utf-8", "replace")
-            except OSError:
-                continue
-            for line in text.splitlines():
-                line = line.strip()
-                if not line or line.startswith("#") or line.startswith("!"):
-                    continue
-                parts = [s for s in line.lstrip("\\").strip("/").split("/") if s and s != "**"]
-                if parts:
-                    segs.add(parts[-1])
-        if not segs:
-            return []
-        rx = re.compile(r"(?:^|/)(?:" + "|".join(sorted(_segment_regex(s) for s in segs)) + r")(?:/|$)")
-        literals = [_literal_run(s) for s in segs]
-        if all(len(lit) >= 2 for lit in literals):  # a literal every match must contain: scan with bytes.find
-            entries = _entries_containing(listing, literals)
-        else:
-            entries = listing.split(b"\0")
-        cands = [p for p in in_scope(_decoded(entries)) if rx.search(p)]
-        if not cands:
-            return []
-        proc = subprocess.run(
-            ["git", "-c", "core.quotepath=off", "check-ignore", "--no-index", "-z", "--stdin"],
-            cwd=ws.root, input="\0".join(cands).encode("utf-8", "surrogateescape") + b"\0", capture_output=True, check=False,
-        )
-        hits = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-        return [p for p in hits if p]
 
     def _count_explicit(self, ws, spec: Spec, paths: list[str], out: Outcome) -> dict[str, int]:
         """Search named files (rg searches those in 'binary' mode, so NUL is checked here)."""
