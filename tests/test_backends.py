@@ -326,3 +326,11 @@ def test_excludes_file_and_info_exclude_rules_shape_discovery(ws, backend, repo,
     repo.write("scratch/d.txt", "needle\n")
     repo.git("add", "-f", "a.secretish", "scratch/c.txt")
     assert files(grep(ws, backend, "needle")) == [("a.secretish", 1), ("scratch/c.txt", 1)]
+
+
+def test_issue_3_an_ignored_directory_named_as_path_holds_only_its_tracked_files(ws, backend, repo):
+    res = grep(ws, backend, "built", "build")
+    assert res.results == [] and "1 ignored (include_ignored=true widens)" in res.notice
+    assert files(grep(ws, backend, "built", "build", include_ignored=True)) == [("build/out.txt", 1)]
+    repo.git("add", "-f", "build/out.txt")
+    assert files(grep(ws, backend, "built", "build")) == [("build/out.txt", 1)]

@@ -266,3 +266,25 @@ def test_python_backend_reports_unreadable_files_and_goes_on(repo, monkeypatch):
     assert [r.path for r in res.results] == ["docs/guide.md", "src/util/helpers.py"]
     assert res.extra["skipped_files"] == [{"path": "src/app.py", "reason": "unreadable"}]
     assert res.notice == "1 file(s) vanished or could not be read and were skipped: src/app.py."
+
+
+def test_issue_3_rg_count_of_a_single_file_keeps_its_path(repo):
+    # rg --count prints a bare number for one explicit file unless --with-filename
+    ws = Workspace(repo.root)
+    backend = rg_mod.RgBackend(rg_mod.find_rg())
+    out = backend.count(ws, Spec("greet", ws.root, file="src/app.py", is_denied=ws.policy.is_denied))
+    assert out.counts == {"src/app.py": 2}
+
+
+def test_issue_3_default_grep_never_waits_on_a_polling_timer(repo, monkeypatch):
+    # Popen.wait(timeout=...) sleeps in steps of up to 50 ms after rg is done
+    calls = []
+    real = subprocess.Popen.wait
+
+    def wait(self, timeout=None):
+        calls.append(timeout)
+        return real(self, timeout)
+
+    monkeypatch.setattr(subprocess.Popen, "wait", wait)
+    Workspace(repo.root).grep("greet", backend="rg")
+    assert calls and all(t is None for t in calls)

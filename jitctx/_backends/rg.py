@@ -224,6 +224,11 @@ class RgBackend:
             args.append("-U")
         return args
 
+    def _scope_ignored(self, ws, spec: Spec) -> bool:
+        """An ignored directory named as ``path``: rg would walk it (a named root is never
+        ignored), but the universe holds only its tracked files."""
+        return spec.scope != "." and not spec.include_ignored and ws.repo.is_ignored(spec.scope)
+
     def _deny_file(self, ws) -> str | None:
         lines = []
         for d in ws.policy.deny:
@@ -320,13 +325,16 @@ class RgBackend:
         if ws.repo.is_git:
             worker = threading.Thread(target=tracked_extras, args=(ws, spec, self._excludes, tracked), daemon=True)
             worker.start()
-        deny_file = self._deny_file(ws)
-        try:
-            targets = [] if spec.scope == "." else [spec.scope]
-            counts, skipped, cut, _ = self._counts(ws, spec, self._args(ws, spec, deny_file, traverse=True), targets)
-        finally:
-            if deny_file:
-                os.unlink(deny_file)
+        if self._scope_ignored(ws, spec):
+            counts, skipped, cut = {}, [], False  # only its tracked files (found beside) are in the universe
+        else:
+            deny_file = self._deny_file(ws)
+            try:
+                targets = [] if spec.scope == "." else [spec.scope]
+                counts, skipped, cut, _ = self._counts(ws, spec, self._args(ws, spec, deny_file, traverse=True), targets)
+            finally:
+                if deny_file:
+                    os.unlink(deny_file)
         if worker is not None:
             worker.join()
         keep = spec.keep
@@ -413,6 +421,8 @@ class RgBackend:
         """Binary files in scope containing a match: ``--binary -l`` minus the text matches."""
         if spec.file is not None:
             return None
+        if self._scope_ignored(ws, spec):
+            return 0
         deny_file = self._deny_file(ws)
         try:
             targets = [] if spec.scope == "." else [spec.scope]
