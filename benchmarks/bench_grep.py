@@ -97,6 +97,7 @@ def parity() -> None:
     sys.path.insert(0, str(ROOT))
     from jitctx import Workspace
     from jitctx._backends import Spec
+    from jitctx._backends.py import PythonBackend
     from jitctx._backends.rg import RgBackend
 
     repo = synth_repo()
@@ -109,6 +110,9 @@ def parity() -> None:
         theirs = {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
         only_ours, only_git = sorted(ours - theirs), sorted(theirs - ours)
         print(f"{name:7} jitctx {len(ours):,} files, git grep {len(theirs):,}; only jitctx: {only_ours[:5]} ({len(only_ours)}), only git grep: {only_git[:5]} ({len(only_git)})")
+        py = PythonBackend().count(ws, Spec(pattern, ws.root, is_denied=ws.policy.is_denied)).counts
+        rg_counts = backend.count(ws, Spec(pattern, ws.root, is_denied=ws.policy.is_denied)).counts
+        print(f"        python backend {len(py):,} files; same files and per-file line counts as rg: {py == rg_counts}")
 
 
 def check_tokenizer() -> None:
