@@ -288,3 +288,18 @@ def test_issue_3_default_grep_never_waits_on_a_polling_timer(repo, monkeypatch):
     monkeypatch.setattr(subprocess.Popen, "wait", wait)
     Workspace(repo.root).grep("greet", backend="rg")
     assert calls and all(t is None for t in calls)
+
+
+def test_python_backend_leaves_an_armed_alarm_alone(repo):
+    import signal
+
+    rang = []
+    old = signal.signal(signal.SIGALRM, lambda *a: rang.append(True))
+    try:
+        signal.setitimer(signal.ITIMER_REAL, 30)
+        Workspace(repo.root).grep("greet", backend="python")
+        remaining = signal.getitimer(signal.ITIMER_REAL)[0]
+        assert 0 < remaining <= 30 and not rang
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, old)

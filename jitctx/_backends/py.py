@@ -123,14 +123,23 @@ class _TimeUp(Exception):
 
 
 class _Alarm:
-    """On the main thread, interrupt ``re`` itself when the cap is reached."""
+    """On the main thread, interrupt ``re`` itself when the cap is reached.
+
+    Only when no other real-time timer is armed; otherwise (and off the main
+    thread) the cap is checked between files.
+    """
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.armed = False
 
     def __enter__(self) -> "_Alarm":
-        if threading.current_thread() is threading.main_thread() and hasattr(signal, "setitimer") and self.seconds != float("inf"):
+        if (
+            threading.current_thread() is threading.main_thread()
+            and hasattr(signal, "setitimer")
+            and self.seconds != float("inf")
+            and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # someone else's alarm (pytest-timeout...) is left alone
+        ):
             def ring(signum, frame):
                 raise _TimeUp
 
