@@ -266,7 +266,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     if timed_out:
         res.truncated = True
         res.add_notice(
-            f"stopped at the time cap ({q.timeout:g} s): results are partial ({len(order):,} matching files found so far) "
+            f"stopped at the time cap ({q.timeout:g} s): results are partial ({len(order):,} matching file{'s' if len(order) != 1 else ''} found so far) "
             f"and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
         )
     if total == 0 and not timed_out:

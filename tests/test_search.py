@@ -303,3 +303,26 @@ def test_python_backend_leaves_an_armed_alarm_alone(repo):
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, old)
+
+
+def test_time_cap_returns_partial_results_marked_truncated_rg(repo, monkeypatch, tmp_path):
+    # a stand-in for rg that prints one result, then hangs past the cap
+    stub = tmp_path / "slow-rg"
+    stub.write_text("#!/bin/sh\nprintf 'docs/guide.md\\0001\\r\\n'\nexec sleep 30\n")
+    stub.chmod(0o755)
+    monkeypatch.setattr(rg_mod, "find_rg", lambda: str(stub))
+    start = time.monotonic()
+    res = Workspace(repo.root).grep("greet", backend="rg", timeout=0.5)
+    assert time.monotonic() - start < 10
+    assert [r.path for r in res.results] == ["docs/guide.md"] and res.truncated
+    assert res.notice == (
+        "stopped at the time cap (0.5 s): results are partial (1 matching file found so far) "
+        "and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
+    )
+
+
+def test_time_cap_returns_partial_results_marked_truncated_python(repo):
+    repo.write("slow.txt", "a" * 30 + "!\n")
+    res = Workspace(repo.root).grep("(a+)+$", backend="python", timeout=0.3)
+    assert res.truncated
+    assert res.notice.startswith("stopped at the time cap (0.3 s): results are partial (0 matching files found so far)")
