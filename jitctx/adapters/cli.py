@@ -61,6 +61,7 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N results (paging)")
     p.add_argument("--include-ignored", action="store_true", help="also search files git ignores")
     p.add_argument("--backend", choices=("auto", "rg", "python"), default="auto", help="search engine (default: rg when present)")
+    p.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS", help="time cap; past it, partial results marked truncated (default 20)")
     _max_tokens(p)
     _common(p)
 
@@ -153,6 +154,7 @@ def _cmd_grep(args) -> int:
         offset=args.offset,
         include_ignored=args.include_ignored,
         backend=args.backend,
+        timeout=args.timeout,
         max_tokens=args.max_tokens,
     )
     return _emit(args, res)

@@ -1,0 +1,172 @@
+"""Search backends: the seam between ``search`` and a regex engine.
+
+Owns the values a backend receives (``Spec``) and returns (``Outcome``,
+``Match``), the ``SearchBackend`` protocol and picking a backend by name.
+Does not own paging, context lines, long-line windows or notices (those are
+``search``'s, shared by every backend so both give the same results), nor
+the file universe (``repo``) or the deny list (``policy``).
+
+Two backends implement the protocol: ``rg`` (the ripgrep binary, the only
+place it is run) and ``python`` (``re`` over whole files, the fallback).
+"""
+
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable, Protocol
+
+from ..errors import QueryError
+from ..refs import Skipped
+
+__all__ = ["BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "denied_among", "lines_containing", "pick_backend"]
+
+BACKENDS = ("auto", "rg", "python")
+
+
+@dataclass(frozen=True, slots=True)
+class Spec:
+    """What to search, already validated and resolved.
+
+    ``scope`` is ``"."`` or a repo-relative directory; ``file`` a single
+    repo-relative file to search instead (then ``scope`` is unused).
+    ``keep(path)`` applies the caller's glob filters; ``denied`` is the
+    set of universe paths on the deny list (computed by ``search``), and
+    ``is_denied`` the policy's rule for paths outside that set.
+    ``deadline`` is a ``time.monotonic()`` value.
+    """
+
+    pattern: str
+    root: object  # pathlib.Path
+    scope: str = "."
+    file: str | None = None
+    fixed_strings: bool = False
+    ignore_case: bool = False
+    multiline: bool = False
+    include_ignored: bool = False
+    keep: Callable[[str], bool] = lambda p: True
+    has_filters: bool = False  # whether ``keep`` can say no (glob filters were given)
+    is_denied: Callable[[str], bool] = lambda p: False
+    deadline: float = float("inf")
+
+    def remaining(self) -> float:
+        return self.deadline - time.monotonic()
+
+
+@dataclass(frozen=True, slots=True)
+class Match:
+    """One matching line: 1-based ``line``, decoded ``text`` (no line end),
+    ``spans`` as (start, end) char offsets of the matches within ``text``."""
+
+    line: int
+    text: str
+    spans: tuple[tuple[int, int], ...] = ()
+
+
+@dataclass(slots=True)
+class Outcome:
+    """A counting pass over the scope.
+
+    ``counts``: path -> matching lines, for searchable (text, not denied,
+    kept by the glob filters) files with at least one match. ``binary``:
+    binary files in scope that contain a match (``None`` when not known).
+    ``denied``: denied files in scope that were not searched (``None`` when
+    not known). ``searched``: files searched (``None`` when not known).
+    ``skipped``: files that vanished or could not be read.
+    ``timed_out``: the time cap stopped the pass; ``counts`` is partial.
+    """
+
+    counts: dict[str, int] = field(default_factory=dict)
+    binary: int | None = None
+    denied: int | None = None
+    searched: int | None = None
+    skipped: list[Skipped] = field(default_factory=list)
+    timed_out: bool = False
+
+
+class SearchBackend(Protocol):
+    """An interchangeable regex engine over the Workspace's file universe."""
+
+    name: str
+
+    def count(self, ws, spec: Spec) -> Outcome:
+        """Matching-line counts per file in ``spec``'s scope."""
+
+    def lines(self, ws, spec: Spec, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
+        """The first ``upto`` matching lines of each of ``paths``; (matches, skipped, timed_out)."""
+
+    def binary_matches(self, ws, spec: Spec) -> int | None:
+        """How many binary files in scope contain a match (for an empty result's notice)."""
+
+
+def pick_backend(name: str) -> SearchBackend:
+    """``"rg"``, ``"python"``, or ``"auto"`` (rg when its binary is found)."""
+    from . import rg
+
+    if name == "python":
+        from .py import PythonBackend
+
+        return PythonBackend()
+    exe = rg.find_rg()
+    if exe is not None:
+        return rg.RgBackend(exe)
+    if name == "rg":
+        raise QueryError(
+            "backend 'rg' was asked for but the ripgrep binary was not found",
+            hint="install the 'ripgrep' wheel (pip install ripgrep) or pass backend='python'",
+            field="backend",
+        )
+    from .py import PythonBackend
+
+    return PythonBackend()
+
+
+def _literal_runs(glob: str) -> str:
+    """The longest run of plain characters in a basename glob ('' if none)."""
+    import re
+
+    runs = re.split(r"[*?\[\]]", glob)
+    return max(runs, key=len) if runs else ""
+
+
+def lines_containing(joined: str, literals) -> list[str]:
+    """The ``\n``-separated entries of ``joined`` that contain any of ``literals``.
+
+    ``str.find`` per literal (a C-level scan) is many times faster than one
+    regex alternation over a 100k-path listing.
+    """
+    found: dict[int, str] = {}
+    for lit in set(literals):
+        pos = joined.find(lit)
+        while pos >= 0:
+            start = joined.rfind("\n", 0, pos) + 1
+            end = joined.find("\n", pos)
+            end = len(joined) if end < 0 else end
+            found[start] = joined[start:end]
+            pos = joined.find(lit, end)
+    return [found[k] for k in sorted(found)]
+
+
+def denied_among(policy, paths: list[str]) -> set[str]:
+    """The paths the policy denies, without calling its matcher on every path.
+
+    A path can only be denied if it contains the longest literal run of some
+    deny glob (``.env``, ``.pem``...): a scan of the joined listing finds
+    those candidates, and the policy's own rule decides each one.
+    """
+    runs = [_literal_runs(d) for d in policy.deny]
+    if not paths or not policy.deny:
+        return set()
+    if any(len(r) < 2 for r in runs):  # a deny glob without a useful literal: check everything
+        return {p for p in paths if policy.is_denied(p)}
+    return denied_in_listing(policy, "\n".join(paths))
+
+
+def denied_in_listing(policy, joined: str) -> set[str]:
+    """``denied_among`` for a ``\n``-joined listing."""
+    runs = [_literal_runs(d) for d in policy.deny]
+    if not joined or not runs:
+        return set()
+    if any(len(r) < 2 for r in runs):
+        return {p for p in joined.split("\n") if policy.is_denied(p)}
+    return {p for p in lines_containing(joined, runs) if policy.is_denied(p)}

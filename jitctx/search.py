@@ -1,0 +1,366 @@
+"""grep: a validated SearchQuery -> FileRefs or LineRefs, whichever backend runs.
+
+Owns what grep means to every surface (DESIGN sections 2-4): the query and
+its checks, the scope (a directory or one file), glob filters, ordering by
+path, paging (``offset``/``limit``), the three modes, context lines (merged,
+each line once, clipped at file edges), windows around matches on very long
+lines, the time cap, and notices that say what was cut, skipped or not
+searched. These are shared so that both backends give the same results.
+Does not own running a regex engine (``_backends``), the file universe
+(``repo``), the deny list (``policy``) or the session fields (``workspace``).
+"""
+
+from __future__ import annotations
+
+import os
+import stat as _stat
+import time
+from dataclasses import dataclass, field
+
+from .errors import PathError, QueryError
+from .query import check_bool, check_choice, check_count
+from .refs import FileRef, LineRef, Result, Skipped
+
+__all__ = ["LONG_LINE", "MODES", "SearchQuery", "search", "window"]
+
+MODES = ("files", "content", "count")
+MAX_LIMIT = 10_000
+MAX_CONTEXT = 100
+LONG_LINE = 500  # chars; longer lines are shown as a window around the match
+DEFAULT_TIMEOUT = 20.0
+MAX_TIMEOUT = 600.0
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery:
+    """Validated grep input (see ``make``). ``notice`` carries a clamp message."""
+
+    pattern: str
+    path: str = "."
+    glob: tuple[str, ...] = ()
+    ignore_case: bool = False
+    fixed_strings: bool = False
+    multiline: bool = False
+    before: int = 0
+    after: int = 0
+    mode: str = "files"
+    limit: int = 100
+    offset: int = 0
+    include_ignored: bool = False
+    backend: str = "auto"
+    timeout: float = DEFAULT_TIMEOUT
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def make(
+        cls,
+        pattern: object,
+        path: object = ".",
+        *,
+        glob: object = (),
+        ignore_case: object = False,
+        fixed_strings: object = False,
+        multiline: object = False,
+        before: object = 0,
+        after: object = 0,
+        context: object = None,
+        mode: object = "files",
+        limit: object = 100,
+        offset: object = 0,
+        include_ignored: object = False,
+        backend: object = "auto",
+        timeout: object = DEFAULT_TIMEOUT,
+    ) -> "SearchQuery":
+        """Check every value; bad input raises ``QueryError`` naming it.
+
+        ``context`` sets both ``before`` and ``after`` unless those are given.
+        Whitespace is a valid pattern; the empty string is not.
+        """
+        from ._backends import BACKENDS
+
+        if not isinstance(pattern, str):
+            raise QueryError(f"pattern must be a string, got {pattern!r}", hint="pass a regex such as 'def main'", field="pattern")
+        if pattern == "":
+            raise QueryError("pattern is empty", hint="pass a non-empty regex, e.g. pattern='TODO'", field="pattern", value=pattern)
+        if "\0" in pattern:
+            raise QueryError("pattern contains a NUL byte", hint="binary files are not searched; pass a text pattern", field="pattern")
+        fixed = check_bool("fixed_strings", fixed_strings)
+        multi = check_bool("multiline", multiline)
+        if "\n" in pattern and not multi:
+            raise QueryError(
+                f"pattern {pattern!r} contains a line break, which never matches line by line",
+                hint="pass multiline=true to let matches span lines",
+                field="pattern",
+                pattern=pattern,
+            )
+        if path is None:
+            path = "."
+        if not isinstance(path, str):
+            raise QueryError(f"path must be a string, got {path!r}", hint="pass a repo-relative directory or file such as 'src'", field="path")
+        globs = _check_globs(glob)
+        b = check_count("before", before, minimum=0, maximum=MAX_CONTEXT)[0]
+        a = check_count("after", after, minimum=0, maximum=MAX_CONTEXT)[0]
+        if context is not None:
+            c = check_count("context", context, minimum=0, maximum=MAX_CONTEXT)[0]
+            b = b or c
+            a = a or c
+        lim, notice = check_count("limit", limit, maximum=MAX_LIMIT, clamp=True)
+        off = check_count("offset", offset, minimum=0)[0]
+        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
+            raise QueryError(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {timeout!r}", hint="pass timeout=20", field="timeout")
+        return cls(
+            pattern,
+            path,
+            globs,
+            check_bool("ignore_case", ignore_case),
+            fixed,
+            multi,
+            b,
+            a,
+            check_choice("mode", mode, MODES),
+            lim,
+            off,
+            check_bool("include_ignored", include_ignored),
+            check_choice("backend", backend, BACKENDS),
+            float(timeout),
+            notice,
+        )
+
+
+def _check_globs(glob: object) -> tuple[str, ...]:
+    if glob is None:
+        return ()
+    if isinstance(glob, str):
+        glob = (glob,)
+    if not isinstance(glob, (list, tuple)):
+        raise QueryError(f"glob must be a list of strings, got {glob!r}", hint="pass glob=['*.py'] ('!GLOB' excludes)", field="glob")
+    from .repo import compile_glob
+
+    out = []
+    for g in glob:
+        if not isinstance(g, str) or not g.strip() or g.strip() == "!":
+            raise QueryError(f"glob filter {g!r} is empty or not a string", hint="pass gitignore-style globs such as '*.py' or '!tests/**'", field="glob", pattern=g)
+        g = g.strip()
+        compile_glob(g[1:] if g.startswith("!") else g)  # raises QueryError naming the glob
+        out.append(g)
+    return tuple(out)
+
+
+def _keep(globs: tuple[str, ...], prefix: str):
+    """path -> whether the glob filters keep it (matched relative to the searched directory)."""
+    if not globs:
+        return lambda p: True
+    from .repo import compile_glob
+
+    pos = [compile_glob(g).match for g in globs if not g.startswith("!")]
+    neg = [compile_glob(g[1:]).match for g in globs if g.startswith("!")]
+    n = len(prefix)
+
+    def keep(path: str) -> bool:
+        rel = path[n:] if n and path.startswith(prefix) else path
+        if pos and not any(m(rel) for m in pos):
+            return False
+        return not any(m(rel) for m in neg)
+
+    return keep
+
+
+# -- text shaping ---------------------------------------------------------------
+
+
+def window(text: str, span: tuple[int, int] | None, width: int = LONG_LINE) -> str:
+    """A line over ``width`` chars as a window around ``span``, naming what was omitted."""
+    if len(text) <= width:
+        return text
+    s, e = span if span else (0, 0)
+    s, e = max(0, min(s, len(text))), max(0, min(e, len(text)))
+    room = max(width - (e - s), 0)
+    left = max(0, s - room // 3)
+    right = min(len(text), left + width)
+    left = max(0, right - width) if right - left < width else left
+    head = f"[… {left:,} chars] " if left else ""
+    tail = f" [… {len(text) - right:,} chars]" if right < len(text) else ""
+    return f"{head}{text[left:right]}{tail}"
+
+
+def _clip(text: str) -> str:
+    return text if len(text) <= LONG_LINE else f"{text[:LONG_LINE]} [… {len(text) - LONG_LINE:,} more chars]"
+
+
+def _file_lines(full: str) -> list[str] | None:
+    from .policy import decode, split_lines
+
+    try:
+        with open(full, "rb") as f:
+            data = f.read()
+    except OSError:
+        return None
+    return split_lines(decode(data)[0])
+
+
+# -- the search -------------------------------------------------------------------
+
+
+def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
+    """Run a grep in a Workspace; returns the result and the paths it shows."""
+    from ._backends import Spec, pick_backend
+
+    target = ws.policy.resolve(q.path, want="any")
+    single = None
+    if not target.is_dir:
+        if not _stat.S_ISREG(target.st.st_mode):
+            raise PathError(f"path {q.path!r} is not a regular file", path=q.path, reason="not_a_file")
+        ws.policy.resolve(q.path, want="file")  # raises PathError(reason="denied") for a denied file
+        single = target.path
+    scope = target.path if target.is_dir else "."
+    prefix = "" if scope == "." else scope + "/"
+    spec = Spec(
+        pattern=q.pattern,
+        root=ws.root,
+        scope=scope,
+        file=single,
+        fixed_strings=q.fixed_strings,
+        ignore_case=q.ignore_case,
+        multiline=q.multiline,
+        include_ignored=q.include_ignored,
+        keep=_keep(q.glob, prefix),
+        has_filters=bool(q.glob),
+        is_denied=ws.policy.is_denied,
+        deadline=time.monotonic() + q.timeout,
+    )
+    backend = pick_backend(q.backend)
+    outcome = backend.count(ws, spec)
+    counts = outcome.counts
+    order = sorted(counts)  # by path: stable pages for offset/limit
+    lines_total = sum(counts.values())
+    skipped = list(outcome.skipped)
+    timed_out = outcome.timed_out
+    root = str(ws.root) + os.sep
+    ignored_flag = single is not None and bool(order) and ws.repo.is_ignored(single)
+
+    if q.mode == "content":
+        results, cut, more_skipped = _content_page(ws, backend, spec, q, order, counts, root)
+        timed_out |= cut
+        skipped += more_skipped
+        total, unit = lines_total, "matching lines"
+    else:
+        results = []
+        for path in order[q.offset : q.offset + q.limit]:
+            n = counts[path]
+            try:
+                st = os.stat(root + path)
+            except OSError:
+                skipped.append(Skipped(path, "vanished"))
+                continue
+            results.append(FileRef(path, st.st_size, round(st.st_mtime, 3), ignored=ignored_flag, matches=n))
+        total, unit = len(order), "files"
+
+    res = Result("grep", results, total=total)
+    res.extra["backend"] = backend.name
+    res.extra["matching_files"] = len(order)
+    res.extra["matching_lines"] = lines_total
+    skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
+    if q.notice:
+        res.add_notice(q.notice)
+    where = f"in {single}" if single else (f"under {scope}/" if prefix else "in the repository")
+    if timed_out:
+        res.truncated = True
+        res.add_notice(
+            f"stopped at the time cap ({q.timeout:g} s): results are partial ({len(order):,} matching file{'s' if len(order) != 1 else ''} found so far) "
+            f"and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
+        )
+    if total == 0 and not timed_out:
+        skip_counts = _explain_empty(ws, backend, spec, q, outcome, res, where)
+    elif q.offset and q.offset >= total and not timed_out:
+        res.truncated = True
+        res.add_notice(f"offset={q.offset:,} is past the end: {total:,} {unit} matched {where}; start again with offset=0.")
+    elif q.offset + q.limit < total:
+        res.truncated = True
+        shown_to = q.offset + min(q.limit, total - q.offset)
+        sorting = "by path, then line" if q.mode == "content" else "by path"
+        res.add_notice(
+            f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
+            f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
+        )
+    if skipped:
+        names = ", ".join(s.path for s in skipped[:5]) + (", …" if len(skipped) > 5 else "")
+        res.add_notice(f"{len(skipped):,} file(s) vanished or could not be read and were skipped: {names}.")
+    res.extra["skipped"] = {**skip_counts, "unreadable": len(skipped)}
+    if skipped:
+        res.extra["skipped_files"] = [s.to_dict() for s in skipped]
+    shown = list(dict.fromkeys(r.path for r in results))
+    return res, shown
+
+
+def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, where: str) -> dict:
+    """An empty result says what was searched and what was not, with counts."""
+    from ._backends import denied_among
+
+    binary = outcome.binary if outcome.binary is not None else backend.binary_matches(ws, spec)
+    if spec.file is not None:
+        res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
+        return {"binary": binary, "denied": 0, "ignored": None}
+    prefix = "" if spec.scope == "." else spec.scope + "/"
+    universe = [p for p in ws.repo.files(include_ignored=q.include_ignored) if p.startswith(prefix) and spec.keep(p)]
+    denied = len(denied_among(ws.policy, universe))
+    ignored = None
+    if not q.include_ignored:
+        everything = sum(1 for p in ws.repo.files(include_ignored=True) if p.startswith(prefix) and spec.keep(p))
+        ignored = max(everything - len(universe), 0)
+    searched = len(universe) - denied
+    scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
+    parts = []
+    if ignored is not None:
+        parts.append(f"{ignored:,} ignored (include_ignored=true widens)")
+    if binary is not None:
+        parts.append(f"{binary:,} binary file{'s' if binary != 1 else ''} containing the pattern")
+    parts.append(f"{denied:,} denied by policy")
+    filters = f", glob={list(q.glob)}" if q.glob else ""
+    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {scope} in scope; not searched: {', '.join(parts)}.")
+    return {"binary": binary, "denied": denied, "ignored": ignored}
+
+
+def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: dict[str, int], root: str):
+    """The matching lines offset .. offset+limit, with merged context."""
+    lo, hi = q.offset, q.offset + q.limit
+    wanted: list[tuple[str, int, int]] = []  # path, first index in file, end index (exclusive)
+    seen = 0
+    for path in order:
+        n = counts[path]
+        if seen + n > lo and seen < hi:
+            wanted.append((path, max(lo - seen, 0), min(hi - seen, n)))
+        seen += n
+        if seen >= hi:
+            break
+    if not wanted:
+        return [], False, []
+    upto = max(end for _, _, end in wanted)
+    found, skipped, cut = backend.lines(ws, spec, [p for p, _, _ in wanted], upto)
+    results: list[LineRef] = []
+    for path, first, end in wanted:
+        matches = found.get(path, [])
+        if not matches:
+            continue
+        try:
+            st = os.stat(root + path)
+        except OSError:
+            skipped.append(Skipped(path, "vanished"))
+            continue
+        page = matches[first:end]
+        text_lines = _file_lines(root + path) if (q.before or q.after) else None
+        match_lines = [m.line for m in matches]
+        shown_upto = 0
+        for i, m in enumerate(page):
+            before: list[dict] = []
+            after: list[dict] = []
+            if text_lines is not None:
+                start = max(1, m.line - q.before, shown_upto + 1)
+                before = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(start, m.line) if k <= len(text_lines)]
+                idx = first + i
+                nxt = match_lines[idx + 1] if idx + 1 < len(match_lines) else None
+                stop = min(len(text_lines), m.line + q.after, (nxt - 1) if nxt else len(text_lines))
+                after = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(m.line + 1, stop + 1)]
+            shown_upto = after[-1]["line"] if after else m.line
+            text = window(m.text, m.spans[0] if m.spans else None)
+            results.append(LineRef(path, st.st_size, round(st.st_mtime, 3), m.line, text, tuple(before), tuple(after)))
+    return results, cut, skipped

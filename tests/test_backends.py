@@ -1,0 +1,316 @@
+"""The shared grep suite: every case runs on both backends with the same expectations."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import pytest
+
+from jitctx import PathError, QueryError, Workspace
+from jitctx._backends import rg as rg_mod
+
+MTIME = 1_700_000_000.0
+
+BACKENDS = ["rg", "python"]
+
+
+@pytest.fixture(params=BACKENDS)
+def backend(request):
+    if request.param == "rg" and rg_mod.find_rg() is None:  # pragma: no cover - the wheel is a dependency
+        pytest.skip("ripgrep binary not installed")
+    return request.param
+
+
+@pytest.fixture
+def ws(repo):
+    return Workspace(repo.root)
+
+
+def grep(ws, backend, pattern, path=".", **kw):
+    return ws.grep(pattern, path, backend=backend, **kw)
+
+
+def files(res):
+    return [(r.path, r.matches) for r in res.results]
+
+
+def lines(res):
+    return [(r.path, r.line, r.text) for r in res.results]
+
+
+# -- files mode -----------------------------------------------------------------
+
+
+def test_files_mode_lists_matching_files_by_path_with_counts(ws, backend):
+    res = grep(ws, backend, "greet")
+    assert [r.to_dict() for r in res.results] == [
+        {"path": "docs/guide.md", "size": 36, "mtime": MTIME, "matches": 1},
+        {"path": "src/app.py", "size": 151, "mtime": MTIME, "matches": 2},
+        {"path": "src/util/helpers.py", "size": 119, "mtime": MTIME, "matches": 2},
+    ]
+    assert (res.total, res.truncated, res.notice) == (3, False, None)
+    assert res.extra["backend"] == backend
+    assert res.extra["matching_lines"] == 5
+
+
+def test_hidden_files_are_searched_and_symlinks_not_followed(ws, backend):
+    # .github/ is in the universe; text/link-to-app.py is a symlink (not followed, as git grep)
+    got = files(grep(ws, backend, "make test"))
+    assert got == [(".github/workflows/ci.yml", 1), ("AGENTS.md", 1)]
+    assert "text/link-to-app.py" not in [p for p, _ in files(grep(ws, backend, "fixture application"))]
+
+
+def test_count_mode_has_the_shape_of_files_mode(ws, backend):
+    res = grep(ws, backend, "line", mode="count", path="text")
+    assert files(res) == [("text/bom.txt", 1), ("text/latin1.txt", 1), ("text/nonl.txt", 1), ("text/numbers.txt", 300)]
+    assert res.extra["matching_lines"] == 303
+
+
+def test_files_mode_paging_names_the_next_offset(ws, backend):
+    first = grep(ws, backend, "line", mode="files", path="text", limit=2)
+    assert [p for p, _ in files(first)] == ["text/bom.txt", "text/latin1.txt"]
+    assert first.truncated and first.total == 4
+    assert first.notice == (
+        "showing 1-2 of 4 files under text/ (by path); next page: offset=2; "
+        "or narrow with path=... / glob=..., or raise limit."
+    )
+    second = grep(ws, backend, "line", mode="files", path="text", limit=2, offset=2)
+    assert [p for p, _ in files(second)] == ["text/nonl.txt", "text/numbers.txt"]
+    assert not second.truncated and second.notice is None
+
+
+def test_offset_past_the_end_says_so(ws, backend):
+    res = grep(ws, backend, "greet", offset=10)
+    assert res.results == [] and res.total == 3
+    assert res.notice == "offset=10 is past the end: 3 files matched in the repository; start again with offset=0."
+
+
+# -- content mode -----------------------------------------------------------------
+
+
+def test_content_mode_lines_with_context(ws, backend):
+    res = grep(ws, backend, "greet", path="src/app.py", mode="content", context=1)
+    assert [r.to_dict() for r in res.results] == [
+        {"path": "src/app.py", "size": 151, "mtime": MTIME, "line": 3, "text": "from util.helpers import greet",
+         "before": [{"line": 2, "text": ""}], "after": [{"line": 4, "text": ""}]},
+        {"path": "src/app.py", "size": 151, "mtime": MTIME, "line": 7, "text": '    print(greet("world"))',
+         "before": [{"line": 6, "text": "def main() -> None:"}], "after": [{"line": 8, "text": ""}]},
+    ]
+
+
+def test_close_matches_share_context_lines_once(ws, backend):
+    res = grep(ws, backend, "^line (5|7)$", path="text/numbers.txt", mode="content", context=2)
+    got = [(r.line, [c["line"] for c in r.before], [c["line"] for c in r.after]) for r in res.results]
+    assert got == [(5, [3, 4], [6]), (7, [], [8, 9])]
+
+
+def test_context_is_clipped_at_file_edges(ws, backend):
+    res = grep(ws, backend, "^line (1|300)$", path="text/numbers.txt", mode="content", before=3, after=3)
+    got = [(r.line, [c["line"] for c in r.before], [c["line"] for c in r.after]) for r in res.results]
+    assert got == [(1, [], [2, 3, 4]), (300, [297, 298, 299], [])]
+
+
+def test_content_paging_by_matching_lines(ws, backend):
+    res = grep(ws, backend, "^line", path="text/numbers.txt", mode="content", limit=5, offset=5)
+    assert [r.line for r in res.results] == [6, 7, 8, 9, 10]
+    assert res.total == 300 and res.truncated
+    assert "showing 6-10 of 300 matching lines in text/numbers.txt" in res.notice
+    assert "next page: offset=10" in res.notice
+
+
+def test_content_page_spanning_files(ws, backend):
+    res = grep(ws, backend, "greet", mode="content", limit=2, offset=1)
+    assert lines(res) == [("src/app.py", 3, "from util.helpers import greet"), ("src/app.py", 7, '    print(greet("world"))')]
+
+
+def test_crlf_bom_latin1_and_no_final_newline(ws, backend):
+    assert lines(grep(ws, backend, "second$", path="text/crlf.txt", mode="content")) == [("text/crlf.txt", 2, "second")]
+    assert lines(grep(ws, backend, "^bom first", mode="content")) == [("text/bom.txt", 1, "bom first line")]
+    assert lines(grep(ws, backend, "latin-1", mode="content")) == [("text/latin1.txt", 1, "caf\ufffd latin-1 text")]
+    assert lines(grep(ws, backend, "at end$", mode="content")) == [("text/nonl.txt", 1, "no newline at end")]
+
+
+def test_long_lines_show_a_window_around_the_match(ws, backend, repo):
+    repo.write("min.js", "a" * 3000 + "NEEDLE" + "b" * 3000 + "\n")
+    res = grep(ws, backend, "NEEDLE", mode="content")
+    (hit,) = res.results
+    assert hit.text.startswith("[… 2,836 chars] ") and hit.text.endswith(" [… 2,670 chars]")
+    body = hit.text[len("[… 2,836 chars] "): -len(" [… 2,670 chars]")]
+    assert len(body) == 500 and "NEEDLE" in body
+    edge = grep(ws, backend, "x{3}", mode="content").results[0]
+    assert edge.text == "x" * 500 + " [… 4,500 chars]"
+
+
+# -- what is searched ------------------------------------------------------------
+
+
+def test_denied_content_never_appears_and_is_counted(ws, backend):
+    res = grep(ws, backend, "secret")
+    assert res.results == [] and res.total == 0
+    assert res.extra["skipped"]["denied"] == 2
+    assert "2 denied by policy" in res.notice
+    allowed = grep(ws, backend, "API_TOKEN", mode="content")
+    assert lines(allowed) == [(".env.example", 1, "API_TOKEN=changeme")]
+    assert allowed.extra["skipped"]["denied"] == 2
+
+
+def test_ignored_files_are_not_searched_unless_asked(ws, backend):
+    res = grep(ws, backend, "built output")
+    assert res.results == []
+    assert res.notice == (
+        "no matches for 'built output' in the repository: 20 tracked and untracked-not-ignored files in scope; "
+        "not searched: 2 ignored (include_ignored=true widens), 0 binary files containing the pattern, 2 denied by policy."
+    )
+    wide = grep(ws, backend, "built output", include_ignored=True)
+    assert files(wide) == [("build/out.txt", 1)]
+
+
+def test_tracked_file_matching_an_ignore_rule_is_searched(ws, backend, repo):
+    repo.git("add", "-f", "debug.log")
+    assert files(grep(ws, backend, "debug line")) == [("debug.log", 1)]
+
+
+def test_binary_files_are_skipped_and_counted(ws, backend):
+    res = grep(ws, backend, "binary")
+    assert res.results == []
+    assert res.extra["skipped"]["binary"] == 1
+    assert "1 binary file containing the pattern" in res.notice
+
+
+def test_untracked_files_are_searched(ws, backend, repo):
+    repo.write("notes/todo.txt", "remember the milk\n")
+    assert files(grep(ws, backend, "milk")) == [("notes/todo.txt", 1)]
+
+
+def test_non_utf8_path_and_line(ws, backend, repo):
+    name = os.fsdecode(b"caf\xe9.txt")
+    (repo.root / name).write_bytes(b"caf\xe9 needle\n")
+    res = grep(ws, backend, "needle", mode="content")
+    assert lines(res) == [(name, 1, "caf\ufffd needle")]
+
+
+# -- options ------------------------------------------------------------------------
+
+
+def test_ignore_case_fixed_strings_and_globs(ws, backend):
+    assert [p for p, _ in files(grep(ws, backend, "GREET", ignore_case=True))] == ["docs/guide.md", "src/app.py", "src/util/helpers.py"]
+    assert files(grep(ws, backend, "greet(", fixed_strings=True)) == [("src/app.py", 1), ("src/util/helpers.py", 2)]
+    assert files(grep(ws, backend, "greet", glob=["*.md"])) == [("docs/guide.md", 1)]
+    assert files(grep(ws, backend, "greet", glob=["!docs/**"])) == [("src/app.py", 2), ("src/util/helpers.py", 2)]
+    assert files(grep(ws, backend, "greet", "src", glob=["util/*.py"])) == [("src/util/helpers.py", 2)]
+
+
+def test_multiline_matches_span_lines(ws, backend):
+    res = grep(ws, backend, r"def main\(\) -> None:\n    print", multiline=True, mode="content")
+    assert lines(res) == [("src/app.py", 6, "def main() -> None:"), ("src/app.py", 7, '    print(greet("world"))')]
+    assert res.total == 2
+
+
+def test_pattern_that_looks_like_an_option_is_searched_for(ws, backend, repo):
+    repo.write("cli.txt", "use --files to list\n-v is verbose\n")
+    assert files(grep(ws, backend, "--files")) == [("cli.txt", 1)]
+    assert files(grep(ws, backend, "-v")) == [("cli.txt", 1)]
+
+
+def test_path_that_is_a_file_searches_just_that_file(ws, backend):
+    assert files(grep(ws, backend, "greet", "src/app.py")) == [("src/app.py", 2)]
+    empty = grep(ws, backend, "nothing-here", "src/app.py")
+    assert empty.notice == "no matches for 'nothing-here' in src/app.py."
+
+
+# -- bad input -------------------------------------------------------------------------
+
+
+def test_invalid_regex_names_pattern_position_and_backend(ws, backend):
+    with pytest.raises(QueryError) as exc:
+        grep(ws, backend, "(foo")
+    assert exc.value.fields["pattern"] == "(foo"
+    assert exc.value.fields["backend"] == backend
+    assert exc.value.fields["position"] == 0
+    assert f"invalid regex '(foo' at position 0 ({backend} backend)" in exc.value.message
+
+
+def test_look_around_is_refused_by_both(ws, backend):
+    with pytest.raises(QueryError) as exc:
+        grep(ws, backend, "foo(?=bar)")
+    assert "look-around" in exc.value.message and exc.value.fields["backend"] == backend
+
+
+def test_path_outside_root_and_denied_file(ws, backend):
+    with pytest.raises(PathError) as exc:
+        grep(ws, backend, "x", "../")
+    assert exc.value.reason == "outside_root"
+    with pytest.raises(PathError) as exc:
+        grep(ws, backend, "secret", ".env")
+    assert exc.value.reason == "denied"
+
+
+def test_file_vanishing_mid_search_is_skipped_and_reported(ws, backend, repo, monkeypatch):
+    from jitctx import _backends
+
+    real_pick = _backends.pick_backend
+
+    def pick(name):
+        b = real_pick(name)
+        original = b.lines
+
+        def lines_then_delete(ws_, spec, paths, upto):
+            (repo.root / "src/app.py").unlink()
+            return original(ws_, spec, paths, upto)
+
+        b.lines = lines_then_delete
+        return b
+
+    monkeypatch.setattr(_backends, "pick_backend", pick)
+    res = grep(ws, backend, "greet", mode="content")
+    assert [r.path for r in res.results] == ["docs/guide.md", "src/util/helpers.py", "src/util/helpers.py"]
+    assert res.extra["skipped_files"] == [{"path": "src/app.py", "reason": "vanished"}]
+    assert "1 file(s) vanished or could not be read and were skipped: src/app.py." in res.notice
+
+
+def test_outside_git_the_gitignore_files_still_apply(tmp_path, backend):
+    (tmp_path / "proj" / "src").mkdir(parents=True)
+    root = tmp_path / "proj"
+    (root / ".gitignore").write_text("*.log\n")
+    (root / "src" / "a.py").write_text("needle\n")
+    (root / "run.log").write_text("needle\n")
+    (root / ".hidden.txt").write_text("needle\n")
+    ws = Workspace(root)
+    assert not ws.repo.is_git
+    assert files(grep(ws, backend, "needle")) == [(".hidden.txt", 1), ("src/a.py", 1)]
+    assert files(grep(ws, backend, "needle", include_ignored=True)) == [(".hidden.txt", 1), ("run.log", 1), ("src/a.py", 1)]
+
+
+def test_tracked_files_under_ignored_dirs_and_nested_rules_are_searched(ws, backend, repo):
+    repo.write("src/.gitignore", "*.tmp\n")
+    repo.write("src/keep.tmp", "needle\n")
+    repo.write("src/drop.tmp", "needle\n")  # untracked and ignored: not searched
+    repo.git("add", "-f", "src/keep.tmp", "build/out.txt")
+    repo.git("add", "src/.gitignore")
+    repo.write("build/out.txt", "needle\n")
+    assert files(grep(ws, backend, "needle")) == [("build/out.txt", 1), ("src/keep.tmp", 1)]
+    assert files(grep(ws, backend, "needle", "src")) == [("src/keep.tmp", 1)]
+    assert files(grep(ws, backend, "needle", glob=["!*.tmp"])) == [("build/out.txt", 1)]
+
+
+def test_excludes_file_and_info_exclude_rules_shape_discovery(ws, backend, repo, tmp_path):
+    excludes = tmp_path / "global-ignore"
+    excludes.write_text("*.secretish\n")
+    repo.git("config", "core.excludesFile", str(excludes))
+    (repo.root / ".git" / "info").mkdir(exist_ok=True)
+    (repo.root / ".git" / "info" / "exclude").write_text("scratch/\n")
+    repo.write("a.secretish", "needle\n")
+    repo.write("b.secretish", "needle\n")
+    repo.write("scratch/c.txt", "needle\n")
+    repo.write("scratch/d.txt", "needle\n")
+    repo.git("add", "-f", "a.secretish", "scratch/c.txt")
+    assert files(grep(ws, backend, "needle")) == [("a.secretish", 1), ("scratch/c.txt", 1)]
+
+
+def test_issue_3_an_ignored_directory_named_as_path_holds_only_its_tracked_files(ws, backend, repo):
+    res = grep(ws, backend, "built", "build")
+    assert res.results == [] and "1 ignored (include_ignored=true widens)" in res.notice
+    assert files(grep(ws, backend, "built", "build", include_ignored=True)) == [("build/out.txt", 1)]
+    repo.git("add", "-f", "build/out.txt")
+    assert files(grep(ws, backend, "built", "build")) == [("build/out.txt", 1)]
