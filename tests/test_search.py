@@ -222,7 +222,9 @@ def test_python_catastrophic_pattern_is_bounded_by_the_cap(repo):
 def test_cli_text_json_and_exit_codes(repo, capsys):
     root = str(repo.root)
     assert cli.main(["grep", "greet", "--root", root]) == 0
-    assert capsys.readouterr().out.splitlines()[0].startswith("docs/guide.md  36 B")
+    lines = capsys.readouterr().out.splitlines()
+    assert lines[0].startswith("[instructions] src/util/AGENTS.md applies to files under src/util/")  # just in time
+    assert lines[1].startswith("docs/guide.md  36 B")
     assert cli.main(["grep", "greet", "--root", root, "--json", "--mode", "content", "-C", "1", "--limit", "1"]) == 0
     env = json.loads(capsys.readouterr().out)
     assert (env["tool"], env["total"], env["truncated"], env["backend"]) == ("grep", 5, True, "rg")
