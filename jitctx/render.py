@@ -38,8 +38,19 @@ def age(mtime: float, now: float | None = None) -> str:
 
 
 def render_json(result: Result) -> str:
-    """One JSON object, UTF-8 text kept as is."""
-    return json.dumps(result.to_dict(), ensure_ascii=False)
+    """One JSON object, UTF-8 text kept as is.
+
+    A file name that is not UTF-8 arrives as lone surrogates; the JSON then
+    escapes them (``\\udce9``) so it stays valid UTF-8, and the escaped name
+    still works as a path argument.
+    """
+    d = result.to_dict()
+    text = json.dumps(d, ensure_ascii=False)
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return json.dumps(d)
+    return text
 
 
 def _ref_line(r: FileRef, now: float | None) -> str:

@@ -248,7 +248,16 @@ _COMMANDS = {
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error)."""
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, extra = parser.parse_known_args(argv)
+    if extra and len(extra) == 1 and not extra[0].startswith("-") and getattr(args, "path", None) == ".":
+        # argparse fills an optional positional before it sees later options:
+        # `jitctx grep PAT --mode content src` means path=src
+        args.path, extra = extra[0], []
+    if extra:
+        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if hasattr(sys.stdout, "reconfigure"):
+        # file names that are not UTF-8 print as their own bytes, as ls does
+        sys.stdout.reconfigure(errors="surrogateescape")
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_ERROR

@@ -147,3 +147,28 @@ def test_preload_chain_runs_to_the_working_directory(repo, capsys, monkeypatch):
     ]
     code, out, _ = run(capsys, "preload", "--cwd", "..")  # from the working directory: src/
     assert "src/util/AGENTS.md" not in out
+
+
+def test_path_after_options_is_taken_as_the_path(repo, capsys):
+    code, out, _ = run(capsys, "glob", "*.py", "--sort", "path", "src/util", "--root", str(repo.root))
+    assert code == 0 and "src/app.py" not in out and "src/util/helpers.py" in out
+    with pytest.raises(SystemExit):
+        main(["glob", "*.py", "--sort", "path", "a", "b", "--root", str(repo.root)])
+    assert "unrecognized arguments: a b" in capsys.readouterr().err
+
+
+def test_file_names_that_are_not_utf8(repo):
+    name = b"caf\xe9.txt"
+    (repo.root / os.fsdecode(name)).write_bytes(b"hello\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "jitctx", "glob", "caf*", "--json", "--root", str(repo.root)],
+        capture_output=True, env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
+    )
+    assert proc.returncode == 0
+    d = json.loads(proc.stdout.decode("utf-8"))  # valid UTF-8 JSON
+    assert [r["path"] for r in d["results"]] == ["caf\udce9.txt"]
+    text = subprocess.run(
+        [sys.executable, "-m", "jitctx", "glob", "caf*", "--root", str(repo.root)],
+        capture_output=True, env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
+    )
+    assert text.returncode == 0 and text.stdout.startswith(name)  # the name's own bytes
