@@ -14,7 +14,6 @@ absolute path or time ever enters a text or a warning.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import stat
 import threading
@@ -119,6 +118,8 @@ def load(real: Path, st: os.stat_result, budget_tokens: int) -> Loaded:
     binary = is_binary_bytes(data)
     blob = None
     if complete:
+        import hashlib  # not at start-up
+
         blob = hashlib.sha1(b"blob %d\0" % len(data) + data).hexdigest()
     elif b"\n" in data:
         data = data[: data.rindex(b"\n") + 1]  # whole lines only, never a cut character

@@ -12,7 +12,10 @@ from __future__ import annotations
 
 import os
 import threading
-from typing import Any
+
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Any
 
 from .errors import QueryError
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, cut_lines, pick_instruction

@@ -14,7 +14,10 @@ import threading
 import time
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable, Iterable
+
+TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
+if TYPE_CHECKING:  # pragma: no cover
+    from typing import Callable, Iterable
 
 __all__ = ["MISSING", "Delivery", "Ledger", "Refreshed", "Seen", "hash_file", "judge", "observe", "stat_sig"]
 

@@ -55,7 +55,7 @@ class Workspace:
         self._lock = threading.RLock()
         self.ledger = Ledger()
         self._preload_args: dict | None = None
-        from .preload import JitInstructions
+        from .jit import JitInstructions
 
         self.jit = JitInstructions(self)
 
