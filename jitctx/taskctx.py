@@ -12,7 +12,9 @@ keyword (content mode, up to 200 lines) and one case-insensitive ``glob``
 file's relevance is the share of keywords it hits, in its matching lines or
 its path: 3 of 4 keywords -> 0.75. Files with matching lines become
 line evidence (their matching lines, numbered); files hit only by path
-become references. Their mtime is their timestamp (recency).
+become references. Their mtime is their timestamp (recency). Nested
+instruction files that the searches met just in time (``instructions`` of
+their results) are read with ``head`` and come first, with relevance 1.
 """
 
 from __future__ import annotations
@@ -59,12 +61,14 @@ def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
     lines: dict[str, list[LineRef]] = {}
     hits: dict[str, set[str]] = {}
     refs: dict[str, FileRef] = {}
+    nested: list[str] = []  # instruction files the searches met just in time
     failures = []
     try:
         res = ws.grep("|".join(keywords), ".", mode="content", ignore_case=True, limit=GREP_LIMIT)
     except Exception as exc:  # tolerated: the window goes on without line evidence
         failures.append(f"grep failed: {type(exc).__name__}: {exc}")
     else:
+        nested += [i["path"] for i in getattr(res, "instructions", ()) or ()]
         if res.truncated:
             warnings.append(f"evidence: grep {res.notice or 'was truncated'}")
         for r in res.results:
@@ -80,6 +84,7 @@ def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
     except Exception as exc:  # tolerated, as above
         failures.append(f"glob {pattern} failed: {type(exc).__name__}: {exc}")
     else:
+        nested += [i["path"] for i in getattr(res, "instructions", ()) or ()]
         for r in res.results:
             if isinstance(r, FileRef):
                 refs.setdefault(r.path, r)
@@ -95,7 +100,23 @@ def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
     items: list[object] = []
     for p in ordered:
         items.extend(lines[p] if p in lines else [refs[p]])
-    return evidence_sources(items, relevance=relevance)
+    return _nested_instructions(ws, nested, warnings) + evidence_sources(items, relevance=relevance)
+
+
+def _nested_instructions(ws, paths: list[str], warnings: list[str]) -> list[Source]:
+    """The nested instruction files governing the evidence, read whole (relevance 1).
+
+    They are dynamic sources, never part of the stable prefix (DESIGN section 6).
+    """
+    out: list[Source] = []
+    for path in dict.fromkeys(paths):
+        try:
+            res = ws.head(path, 200)
+        except Exception as exc:  # tolerated, as the searches are
+            warnings.append(f"evidence: reading {path} failed: {type(exc).__name__}: {exc}")
+            continue
+        out += evidence_sources([e for e in res.results if getattr(e, "content", "")], relevance=1.0)
+    return out
 
 
 def context_for_task(

@@ -191,3 +191,11 @@ def test_single_keyword_glob_has_no_braces():
     ws = FakeWorkspace(preload=FakePreload("# rules\n"))
     context_for_task(ws, "greet", budget=400)
     assert ("glob", "**/*greet*") in ws.calls
+
+
+def test_nested_instructions_met_by_the_evidence_lead_it(repo):
+    ctx = context_for_task(Workspace(repo.root), "make greet shout", budget=4000)
+    evidence = ctx.text.split("[Evidence]\n", 1)[1]
+    assert evidence.startswith("==> src/util/AGENTS.md:1-3 of 3 <==\n     1\t# util notes\n")
+    assert evidence.index("src/util/AGENTS.md") < evidence.index("src/util/helpers.py")
+    assert "[Instructions]" in ctx.text and "src/util/AGENTS.md" not in ctx.text.split("[Output]")[0]  # never in the prefix
