@@ -143,8 +143,8 @@ def test_issue_3_count_output_with_crlf_line_ends_and_cut_last_line():
 def test_rg_error_names_pattern_position_and_backend():
     stderr = b"rg: regex parse error:\n    (?:a(b)\n    ^\nerror: unclosed group\n"
     err = rg_mod.rg_error("a(b", stderr)
-    assert err.message == "invalid regex 'a(b' at position 0 (rg backend): unclosed group"
-    assert err.fields == {"pattern": "a(b", "position": 0, "backend": "rg"}
+    assert err.message == "invalid regex 'a(b' at position 1 (rg backend): unclosed group"
+    assert err.fields == {"pattern": "a(b", "position": 1, "backend": "rg"}
     stderr = b"rg: regex parse error:\n    (?:ab(?=c))\n         ^^^\nerror: look-around is not supported\n"
     assert rg_mod.rg_error("ab(?=c)", stderr).fields["position"] == 2
     assert rg_mod.rg_error("x", b"rg: some/file: Permission denied (os error 13)\n") is None
@@ -328,3 +328,11 @@ def test_time_cap_returns_partial_results_marked_truncated_python(repo):
     res = Workspace(repo.root).grep("(a+)+$", backend="python", timeout=0.3)
     assert res.truncated
     assert res.notice.startswith("stopped at the time cap (0.3 s): results are partial (0 matching files found so far)")
+
+
+@pytest.mark.parametrize("pattern,pos", [("def (", 4), ("(a)(b", 3), (r"\(x(", 3), ("[(](", 3), ("(", 0)])
+def test_issue_3_unclosed_group_position_is_in_the_pattern(pattern, pos):
+    from jitctx._backends.rg import rg_error
+
+    stderr = f"rg: regex parse error:\n    (?:{pattern})\n    ^\nerror: unclosed group\n".encode()
+    assert rg_error(pattern, stderr).fields["position"] == pos

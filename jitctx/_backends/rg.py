@@ -158,7 +158,9 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
         if ln.strip() and set(ln.strip()) == {"^"} and i > 0:
             echoed = lines[i - 1][4:]
             shift = 3 if echoed == f"(?:{pattern})" else 0
-            pos = max(ln.index("^") - 4 - shift, 0)
+            at = ln.index("^") - 4 - shift
+            # rg points an unclosed group at its own (?: wrapper: find the group ourselves
+            pos = at if at >= 0 else _unclosed_group(pattern)
             break
     where = f" at position {pos}" if pos is not None else ""
     return QueryError(
@@ -168,6 +170,29 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
         position=pos,
         backend="rg",
     )
+
+
+def _unclosed_group(pattern: str) -> int | None:
+    """Index of the last ``(`` left open (escapes and ``[...]`` classes skipped)."""
+    stack: list[int] = []
+    i, in_class = 0, False
+    while i < len(pattern):
+        c = pattern[i]
+        if c == "\\":
+            i += 2
+            continue
+        if in_class:
+            in_class = c != "]"
+        elif c == "[":
+            in_class = True
+            if pattern[i + 1 : i + 2] == "]":
+                i += 1  # a literal ] first in the class
+        elif c == "(":
+            stack.append(i)
+        elif c == ")" and stack:
+            stack.pop()
+        i += 1
+    return stack[-1] if stack else None
 
 
 def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
