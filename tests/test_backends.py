@@ -314,3 +314,8 @@ def test_issue_3_an_ignored_directory_named_as_path_holds_only_its_tracked_files
     assert files(grep(ws, backend, "built", "build", include_ignored=True)) == [("build/out.txt", 1)]
     repo.git("add", "-f", "build/out.txt")
     assert files(grep(ws, backend, "built", "build")) == [("build/out.txt", 1)]
+
+
+def test_bom_is_stripped_from_matching_lines(ws, backend):
+    res = grep(ws, backend, "bom first", mode="content")
+    assert [(r.path, r.line, r.text) for r in res.results] == [("text/bom.txt", 1, "bom first line")]

@@ -24,7 +24,7 @@ import threading
 import time
 
 from ..errors import QueryError
-from ..policy import BINARY_PROBE
+from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
 from . import Match, Outcome, Spec, denied_among
 
@@ -206,10 +206,7 @@ def _multiline_lines(data: bytes, rx: re.Pattern[bytes]) -> list[int]:
 
 
 def _decode_line(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", "replace")
+    return decode(raw)[0]  # the policy's rule: UTF-8 with replacement, BOM stripped
 
 
 def _char_span(raw: bytes, start: int, end: int) -> tuple[int, int]:

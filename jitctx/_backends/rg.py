@@ -34,7 +34,7 @@ import threading
 from pathlib import Path
 
 from ..errors import BackendError, QueryError
-from ..policy import BINARY_PROBE
+from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
 from . import Match, Outcome, Spec, denied_among
 from .gitscope import configured_excludes, tracked_extras
@@ -67,10 +67,7 @@ def _text(obj: dict) -> bytes:
 
 
 def _decode(raw: bytes) -> str:
-    try:
-        return raw.decode("utf-8")
-    except UnicodeDecodeError:
-        return raw.decode("utf-8", "replace")
+    return decode(raw)[0]  # the policy's rule: UTF-8 with replacement, BOM stripped
 
 
 def _char(raw: bytes, offset: int) -> int:
