@@ -7,11 +7,14 @@ layout (``assemble``) nor how grep/glob search (the primitives).
 Relevance rule. The task's keywords are its identifier-like words
 (``[A-Za-z_][A-Za-z0-9_]*``) of 3+ characters, lower-cased, stop words
 removed, first 8 kept in order. One case-insensitive ``grep`` for any
-keyword (content mode, up to 200 lines) and one case-insensitive ``glob``
-``**/*{kw1,kw2,...}*`` (up to 20 files a keyword, newest first) find candidate files. A
-file's relevance is the share of keywords it hits, in its matching lines or
-its path: 3 of 4 keywords -> 0.75. Files with matching lines become
-line evidence (their matching lines, numbered); files hit only by path
+keyword in count mode (up to 2,000 files) says which files match and how
+often; one case-insensitive ``glob`` ``**/*{kw1,kw2,...}*`` (up to 20 files a
+keyword) finds files by name. The matching files are ranked by how many
+keywords their path holds, then by matching lines, and the first 24 are read
+(one ``grep`` each, up to 20 matching lines). A file's relevance is the share
+of keywords it hits, in its matching lines or its path: 3 of 4 keywords ->
+0.75. Files read become line evidence (their matching lines, numbered);
+files found by name, or matching but not read with a keyword in their path,
 become references. Their mtime is their timestamp (recency). Nested
 instruction files that the searches met just in time (``instructions`` of
 their results) are read with ``head`` and come first, with relevance 1.
@@ -41,8 +44,10 @@ STOP_WORDS = frozenset(
     "set new old its it's you your they them their please file files code".split()
 )
 MAX_KEYWORDS = 8
-GREP_LIMIT = 200
-GLOB_LIMIT = 20
+COUNT_LIMIT = 2000  # matching files ranked from one count search
+READ_FILES = 24  # files whose matching lines are read
+LINES_PER_FILE = 20
+GLOB_LIMIT = 20  # file-name hits per keyword
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 
 
@@ -58,39 +63,51 @@ def task_keywords(task: str) -> list[str]:
 
 def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
     """Line evidence and path references for ``keywords``, most relevant first."""
+    regex = "|".join(keywords)
     lines: dict[str, list[LineRef]] = {}
     hits: dict[str, set[str]] = {}
     refs: dict[str, FileRef] = {}
     nested: list[str] = []  # instruction files the searches met just in time
-    failures = []
-    try:
-        res = ws.grep("|".join(keywords), ".", mode="content", ignore_case=True, limit=GREP_LIMIT)
-    except Exception as exc:  # tolerated: the window goes on without line evidence
-        failures.append(f"grep failed: {type(exc).__name__}: {exc}")
-    else:
-        nested += [i["path"] for i in getattr(res, "instructions", ()) or ()]
-        if res.truncated:
-            warnings.append(f"evidence: grep {res.notice or 'was truncated'}")
-        for r in res.results:
-            if isinstance(r, LineRef):
-                lines.setdefault(r.path, []).append(r)
-                low = r.text.lower()
-                hits.setdefault(r.path, set()).update(k for k in keywords if k in low)
-    # one listing for all keywords (a brace choice), not one per keyword: the listing is the cost
-    names = keywords[0] if len(keywords) == 1 else "{" + ",".join(keywords) + "}"
-    pattern = f"**/*{names}*"
-    try:
-        res = ws.glob(pattern, ignore_case=True, limit=GLOB_LIMIT * len(keywords))
-    except Exception as exc:  # tolerated, as above
-        failures.append(f"glob {pattern} failed: {type(exc).__name__}: {exc}")
-    else:
-        nested += [i["path"] for i in getattr(res, "instructions", ()) or ()]
-        for r in res.results:
-            if isinstance(r, FileRef):
-                refs.setdefault(r.path, r)
-    for path in [*lines, *refs]:
+    failures: list[str] = []
+
+    def path_hits(path: str) -> set[str]:
         low = path.lower()
-        hits.setdefault(path, set()).update(k for k in keywords if k in low)
+        return {k for k in keywords if k in low}
+
+    def search(what: str, call):
+        try:
+            res = call()
+        except Exception as exc:  # tolerated: the window goes on without this evidence
+            failures.append(f"{what} failed: {type(exc).__name__}: {exc}")
+            return None
+        nested.extend(i["path"] for i in getattr(res, "instructions", ()) or ())
+        return res
+
+    # 1. which files match, and how often: one search without content
+    counted = search("grep", lambda: ws.grep(regex, ".", mode="count", ignore_case=True, limit=COUNT_LIMIT))
+    matched = [r for r in (counted.results if counted else ()) if isinstance(r, FileRef)]
+    if counted is not None and counted.truncated:
+        warnings.append(f"evidence: ranked the first {len(matched):,} of {counted.total:,} matching files")
+    # 2. which file names match: one listing for all keywords (a brace choice)
+    names = keywords[0] if len(keywords) == 1 else "{" + ",".join(keywords) + "}"
+    named = search(f"glob **/*{names}*", lambda: ws.glob(f"**/*{names}*", ignore_case=True, limit=GLOB_LIMIT * len(keywords)))
+    for r in named.results if named else ():
+        if isinstance(r, FileRef):
+            refs.setdefault(r.path, r)
+    # 3. read the matching lines of the most promising files: keywords in the path, then most matches
+    ranked = sorted(matched, key=lambda r: (-len(path_hits(r.path)), -(r.matches or 0), r.path))
+    for r in ranked[:READ_FILES]:
+        res = search(f"grep in {r.path}", lambda r=r: ws.grep(regex, r.path, mode="content", ignore_case=True, limit=LINES_PER_FILE))
+        for lr in res.results if res else ():
+            if isinstance(lr, LineRef):
+                lines.setdefault(lr.path, []).append(lr)
+                low = lr.text.lower()
+                hits.setdefault(lr.path, set()).update(k for k in keywords if k in low)
+    for r in ranked[READ_FILES:]:  # not read: a reference when its path says why
+        if path_hits(r.path):
+            refs.setdefault(r.path, r)
+    for path in [*lines, *refs]:
+        hits.setdefault(path, set()).update(path_hits(path))
     warnings.extend(f"evidence: {f}" for f in failures)
 
     def relevance(path: str) -> float:

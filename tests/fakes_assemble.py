@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from jitctx.refs import Result
+from jitctx.refs import FileRef, Result
 
 
 class WordTokenizer:
@@ -52,10 +52,22 @@ class FakeWorkspace:
         return self._preload
 
     def grep(self, pattern, path=".", **kwargs):
+        """The scripted lines: counted per file (count mode) or those of ``path``."""
         self.calls.append(("grep", pattern, path, tuple(sorted(kwargs.items()))))
         if isinstance(self._grep, Exception):
             raise self._grep
-        return self._grep or Result("grep")
+        script = self._grep or Result("grep")
+        if path != ".":
+            mine = [r for r in script.results if r.path == path]
+            return Result("grep", mine, total=len(mine))
+        if kwargs.get("mode") == "count":
+            counts: dict[str, FileRef] = {}
+            for r in script.results:
+                old = counts.get(r.path)
+                counts[r.path] = FileRef(r.path, r.size, r.mtime, matches=(old.matches if old else 0) + 1)
+            refs = sorted(counts.values(), key=lambda f: f.path)
+            return Result("grep", refs, total=script.total if script.truncated else len(refs), truncated=script.truncated)
+        return script
 
     def glob(self, pattern, path=".", **kwargs):
         """Scripted per single pattern; a brace choice answers with the union of its parts."""

@@ -52,10 +52,13 @@ def test_context_for_task_whole_window():
         "==> src/util/helpers.py (120 bytes) <==\n\n"
         "[Task]\nFix greet in helpers\n"
     )
+    content = (("ignore_case", True), ("limit", 20), ("mode", "content"))
     assert ws.calls == [
         ("preload",),
-        ("grep", "greet|helpers", ".", (("ignore_case", True), ("limit", 200), ("mode", "content"))),
+        ("grep", "greet|helpers", ".", (("ignore_case", True), ("limit", 2000), ("mode", "count"))),  # which files, how often
         ("glob", "**/*{greet,helpers}*"),  # one listing for every keyword
+        ("grep", "greet|helpers", "src/app.py", content),  # ranked: app.py has more matching lines
+        ("grep", "greet|helpers", "docs/guide.md", content),
     ]
     assert ctx.warnings == () and ctx.evicted == ()
 
@@ -84,7 +87,7 @@ def test_failing_preload_and_grep_are_warnings_and_the_rest_goes_on():
 def test_preload_warnings_and_truncated_grep_are_reported():
     grep = Result("grep", list(GREP.results), total=500, truncated=True, notice="showing 3 of 500; narrow with path=")
     ctx = context_for_task(_ws(preload=FakePreload("# A\n", warnings=["README.md cut to 2,000 tokens"]), grep=grep), "Fix greet", 1000, config=CFG)
-    assert ctx.warnings == ("preload: README.md cut to 2,000 tokens", "evidence: grep showing 3 of 500; narrow with path=")
+    assert ctx.warnings == ("preload: README.md cut to 2,000 tokens", "evidence: ranked the first 2 of 500 matching files")
 
 
 def test_task_without_keywords_searches_nothing():
@@ -199,3 +202,11 @@ def test_nested_instructions_met_by_the_evidence_lead_it(repo):
     assert evidence.startswith("==> src/util/AGENTS.md:1-3 of 3 <==\n     1\t# util notes\n")
     assert evidence.index("src/util/AGENTS.md") < evidence.index("src/util/helpers.py")
     assert "[Instructions]" in ctx.text and "src/util/AGENTS.md" not in ctx.text.split("[Output]")[0]  # never in the prefix
+
+
+def test_files_with_keywords_in_their_path_are_read_first(repo):
+    for i in range(30):
+        repo.write(f"aaa/noise{i:02d}.txt", "greet greet greet\n" * 5)
+    ctx = context_for_task(Workspace(repo.root), "greet helpers", budget=6000)
+    evidence = ctx.text.split("[Evidence]\n", 1)[1]
+    assert evidence.index("==> src/util/helpers.py:1-6") < evidence.index("aaa/noise")  # path hit beats match count
