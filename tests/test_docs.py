@@ -6,6 +6,7 @@ Regenerate after changing a subcommand or a tool:
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -36,8 +37,15 @@ def tools_doc() -> str:
     return "".join(parts)
 
 
+# argparse's help layout changes between Python versions (3.13 reworded usage
+# lines); docs/cli.md is generated and checked on the version CI runs.
+DOCS_PYTHON = (3, 11)
+
+
 @pytest.mark.parametrize("name", ["cli.md", "tools.md"])
 def test_generated_docs_are_current(name, monkeypatch):
+    if name == "cli.md" and sys.version_info[:2] != DOCS_PYTHON:
+        pytest.skip(f"docs/cli.md is generated with Python {DOCS_PYTHON[0]}.{DOCS_PYTHON[1]}")
     text = cli_doc(monkeypatch) if name == "cli.md" else tools_doc()
     path = DOCS / name
     if os.environ.get("JITCTX_REGEN_DOCS"):
