@@ -56,8 +56,8 @@ def _suffix_only(pattern: str) -> str | None:
     return None
 
 
-def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], int]:
-    """(path, size, mtime) of every regular file matching, and how many were looked at."""
+def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], int | None]:
+    """(path, size, mtime) of every regular file matching, and how many were looked at (if known)."""
     from .repo import compile_glob
 
     suffix = None if q.ignore_case else _suffix_only(q.pattern)
@@ -67,7 +67,7 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], 
     hits: list[tuple[str, int, float]] = []
     searched = 0
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
-    for names in ws.repo.file_chunks(include_ignored=q.include_ignored):
+    for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix):
         cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
         searched += len(cands)
         picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
@@ -79,7 +79,8 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], 
                 continue  # tracked but deleted, or a dangling link
             if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
                 hits.append((path, st.st_size, st.st_mtime))
-    return hits, searched
+    # with a suffix, git already left out tracked paths that cannot match: no honest count
+    return hits, None if suffix and ws.repo.is_git else searched
 
 
 def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
@@ -119,7 +120,8 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
     elif total == 0:
         where = f"under {base.path}/" if prefix else "in the repository"
         scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
-        res.add_notice(f"no files match {q.pattern!r} {where} ({searched:,} searched: {scope}).")
+        count = f"{searched:,} searched" if searched is not None else "searched"
+        res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
         if (ws.root / (prefix + q.pattern.rstrip("/"))).is_dir():
             res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]

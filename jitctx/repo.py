@@ -235,23 +235,25 @@ class Repo:
         """
         return [p for chunk in self.file_chunks(include_ignored=include_ignored) for p in chunk]
 
-    def file_chunks(self, *, include_ignored: bool = False) -> Iterator[list[str]]:
+    def file_chunks(self, *, include_ignored: bool = False, suffix: str | None = None) -> Iterator[list[str]]:
         """The same paths as ``files``, in chunks as soon as each is listed.
 
         In git, tracked files come first (from the index, fast) while the
         walk for untracked files still runs: a caller can work on them in the
         meantime. The walk is split over a few ``git ls-files`` processes by
         top-level entry (it is the cost: a readdir of every folder).
+        ``suffix`` (no glob characters) is only a hint: tracked paths not
+        ending with it may be left out; callers still test every path.
         """
         if self.git is not None:
-            chunks = self._git_chunks(include_ignored)
+            chunks = self._git_chunks(include_ignored, suffix)
             if chunks is not None:
                 yield from chunks
                 return
             # not really a work tree (bare, broken): fall back to a walk
         yield list(self._walk(include_ignored))
 
-    def _git_chunks(self, include_ignored: bool) -> Iterator[list[str]] | None:
+    def _git_chunks(self, include_ignored: bool, suffix: str | None = None) -> Iterator[list[str]] | None:
         base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z"]
         others = [*base, "--others"] + ([] if include_ignored else ["--exclude-standard"])
         try:
@@ -259,7 +261,10 @@ class Repo:
         except OSError as exc:
             raise RepoError(f"cannot list {str(self.root)!r}: {exc.strerror}") from None
         workers = max(1, min(_WALKERS, len(entries)))
-        commands = [[*base, "--cached", "--deduplicate"]]  # unmerged entries once
+        cached = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--deduplicate"]  # unmerged entries once
+        if suffix:  # let git drop the tracked paths that cannot match (fewer to decode and test)
+            cached += ["--", f":(glob)**/*{suffix}"]
+        commands = [cached]
         if workers == 1:
             commands.append(others)
         else:

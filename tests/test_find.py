@@ -70,10 +70,15 @@ def test_glob_limit_truncates_visibly_with_the_next_step(ws):
 
 
 def test_glob_empty_result_says_what_was_searched(ws):
-    res = ws.glob("**/*.rs")
+    res = ws.glob("**/[r]*.rs")  # not a plain suffix: every path is looked at and counted
     assert res.results == [] and res.total == 0
     assert res.notice == (
-        "no files match '**/*.rs' in the repository (22 searched: tracked and untracked-not-ignored "
+        "no files match '**/[r]*.rs' in the repository (22 searched: tracked and untracked-not-ignored "
+        "files; ignored files were not searched (include_ignored=true widens))."
+    )
+    res = ws.glob("**/*.rs")  # a plain suffix: git drops tracked paths that cannot match, so no count
+    assert res.notice == (
+        "no files match '**/*.rs' in the repository (searched: tracked and untracked-not-ignored "
         "files; ignored files were not searched (include_ignored=true widens))."
     )
 
@@ -149,3 +154,9 @@ def test_glob_naming_a_directory_says_how_to_list_it(ws):
 
 def test_glob_absolute_pattern_inside_the_root(ws):
     assert paths(ws.glob(str(ws.root) + "/src/**/*.py", sort="path")) == ["src/app.py", "src/util/__init__.py", "src/util/helpers.py"]
+
+
+def test_glob_in_a_subfolder_root(repo):
+    sub = Workspace(repo.root / "src")
+    assert paths(sub.glob("*.py", sort="path")) == ["app.py", "util/__init__.py", "util/helpers.py"]
+    assert paths(sub.glob("util/*.py", sort="path")) == ["util/__init__.py", "util/helpers.py"]
