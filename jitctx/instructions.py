@@ -187,8 +187,12 @@ def _join(rel_dir: str, name: str) -> str:
     return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
 
 
-def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None) -> tuple[Candidate | None, str | None]:
-    """Look at one candidate name: (candidate or None if absent, warning or None)."""
+def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None) -> tuple[Candidate | None, str | None]:
+    """Look at one candidate name: (candidate or None if absent, warning or None).
+
+    ``denied`` is the deny-list test (``PathPolicy.is_denied``): a candidate
+    that is, or links to, a denied file is skipped unread.
+    """
     d = root if rel_dir in ("", ".") else root / rel_dir
     p = d / name
     rel = _join(rel_dir, name)
@@ -214,6 +218,8 @@ def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: s
         outside = not (real == root or real.is_relative_to(root))
     else:
         st = lst
+    if denied is not None and (denied(rel) or denied(real.name)):
+        return Candidate(rel, p, None, None, "denied"), f"{rel} is, or links to, a file on the deny list ({real.name}); skipped, its content is never shown"
     if not stat.S_ISREG(st.st_mode):
         kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
         return Candidate(rel, real, st, None, "not_a_file"), f"{rel} is {kind}; skipped"
@@ -239,7 +245,7 @@ def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> lis
     return out
 
 
-def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False) -> Pick:
+def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None) -> Pick:
     """The first non-empty regular file among the names, in precedence order.
 
     ``near_misses`` lists the directory to warn about names that differ only
@@ -258,7 +264,7 @@ def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budge
     skipped: list[Candidate] = []
     chosen = None
     for name in names:
-        cand, warning = _examine(root, rel_dir, name, budget_tokens, listing)
+        cand, warning = _examine(root, rel_dir, name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
@@ -274,7 +280,7 @@ def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budge
     return Pick(rel_dir or ".", chosen, tuple(skipped), tuple(warnings))
 
 
-def pick_readme(root: Path, budget_tokens: int) -> Pick:
+def pick_readme(root: Path, budget_tokens: int, *, denied=None) -> Pick:
     """The root README: README.md, .rst, .txt or bare; exact case first, then any case."""
     try:
         listing = set(os.listdir(root))
@@ -285,7 +291,7 @@ def pick_readme(root: Path, budget_tokens: int) -> Pick:
     order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)
     skipped, warnings = [], []
     for name in order:
-        cand, warning = _examine(root, ".", name, budget_tokens, listing)
+        cand, warning = _examine(root, ".", name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:

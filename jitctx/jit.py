@@ -100,7 +100,7 @@ class JitInstructions:
         hit = self._lookup.get(d)
         if hit is not None and hit[0] == mtime:
             return hit[1]
-        c = pick_instruction(self.ws.root, d, self.fallbacks, JIT_TOKENS).chosen
+        c = pick_instruction(self.ws.root, d, self.fallbacks, JIT_TOKENS, denied=self.ws.policy.is_denied).chosen
         self._lookup[d] = (mtime, c)
         return c
 

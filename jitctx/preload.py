@@ -280,7 +280,7 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
     seen: dict[tuple[int, int], str] = {}
     inst: list[_Block] = []
     for d in chain:
-        pick = pick_instruction(root, d, names, budget, near_misses=True)
+        pick = pick_instruction(root, d, names, budget, near_misses=True, denied=ws.policy.is_denied)
         warnings += pick.warnings
         for s in pick.skipped:
             files.append((s, s.reason, None))
@@ -296,7 +296,7 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
         files.append((c, None, b))
     readme = None
     if readme_budget > 0:
-        rp = pick_readme(root, max(readme_budget, 1))
+        rp = pick_readme(root, max(readme_budget, 1), denied=ws.policy.is_denied)
         warnings += rp.warnings
         for s in rp.skipped:
             files.append((s, s.reason, None))

@@ -531,3 +531,23 @@ def test_cli_warnings_go_to_stderr(pre, capsys):
     out = capsys.readouterr()
     assert out.out == ROOT + "\n" + README
     assert out.err == "jitctx: warning: near/agents.md is not read: instruction file names are case-sensitive (rename it to AGENTS.md)\n"
+
+
+def test_issue_4_instruction_file_linking_to_a_denied_file_is_never_shown(make_repo):
+    import os as _os
+
+    from jitctx import Workspace as _W
+
+    repo = make_repo("basic")
+    (repo.root / "AGENTS.md").unlink()
+    _os.symlink(".env", repo.root / "AGENTS.md")
+    _os.symlink("../.env", repo.root / "docs" / "CLAUDE.md")
+    (repo.root / "README.md").unlink()
+    _os.symlink(".env", repo.root / "README.md")
+    ws = _W(repo.root)
+    pre = ws.preload()
+    assert "secret-value" not in pre.text
+    assert any("deny list" in w for w in pre.warnings)
+    res = ws.head("docs/guide.md")
+    assert "secret-value" not in str(res.to_dict())
+    assert all(i["path"] != "docs/CLAUDE.md" for i in res.instructions)
