@@ -8,6 +8,7 @@ the JSON form, and cutting a result at whole items (or whole lines) to fit
 from __future__ import annotations
 
 import json
+import re
 import time
 from dataclasses import replace
 
@@ -127,14 +128,23 @@ def render_text(result: Result, now: float | None = None) -> str:
     return "\n".join(parts)
 
 
+_READ_ON = re.compile(r"[\d,]+ (?:more|earlier) lines; read (?:on|them) with head path=.+? start=\d+(?: \(or a later start\))?\.")
+
+
 def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
     """Cut ``result`` at whole items (or whole excerpt lines) to fit ``max_tokens``.
 
     The fixed parts (instructions, stale notes, a notice) are priced first;
     the cut is stated in the notice with the call that reads on.
     """
-    fixed = render_text(replace(result, results=[]))
-    room = max_tokens - tokenizer.count(fixed) - 40  # leave room for the cut notice
+    fixed = tokenizer.count(render_text(replace(result, results=[])))
+    if fixed > max_tokens // 2 and any(i.get("content") for i in result.instructions):
+        # nested instructions met just now would crowd out what was asked for:
+        # deliver them as references (the head call that reads each is in its line)
+        result = replace(result, instructions=[{**i, "content": None} for i in result.instructions])
+        result.add_notice("instructions met just now are given as references to fit max_tokens; read them with head.")
+        fixed = tokenizer.count(render_text(replace(result, results=[])))
+    room = max_tokens - fixed - 40  # leave room for the cut notice
     items = result.results
     if len(items) == 1 and isinstance(items[0], Excerpt):
         return _fit_excerpt(result, items[0], room, tokenizer)
@@ -176,9 +186,12 @@ def _fit_excerpt(result: Result, e: Excerpt, room: int, tokenizer) -> Result:
     if start is not None:
         start, end = (end - len(kept) + 1, end) if from_end else (start, start + len(kept) - 1)
     cut = replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))
-    out = replace(result, results=[cut], truncated=True)
+    # the read-on notice peek gave for the uncut excerpt no longer holds: the cut notice replaces it
+    notice = _READ_ON.sub("", result.notice or "").strip() or None
+    out = replace(result, results=[cut], truncated=True, notice=notice)
     if from_end:
-        out.add_notice(f"cut to the last {len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
+        earlier = f" {start - 1:,} earlier lines; read them with head path={e.path} start=1." if start is not None and start > 1 else ""
+        out.add_notice(f"cut to the last {len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.{earlier}")
     else:
         nxt = f"head path={e.path} start={e.start_line + len(kept)}"
         out.add_notice(f"cut to {len(kept):,} of {len(lines):,} lines to fit max_tokens; read on with {nxt}, or raise max_tokens.")

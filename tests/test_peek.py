@@ -203,3 +203,23 @@ def test_tail_cost_does_not_read_the_whole_file(repo, ws, monkeypatch):
     monkeypatch.setattr(peek, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
     ws.tail("big.txt", 50)
     assert sum(reads) < 200_000
+
+
+def test_issue_2_max_tokens_cut_leaves_one_read_on_notice(ws):
+    res = ws.head("text/numbers.txt", 100, max_tokens=100)
+    assert res.notice.count("read on with head") == 1
+    tail = ws.tail("text/numbers.txt", 100, max_tokens=100)
+    e = excerpt(tail)
+    assert tail.notice.count("earlier lines") == 1 and f"{e.start_line - 1:,} earlier lines" in tail.notice
+
+
+def test_issue_2_max_tokens_holds_with_large_nested_instructions(repo):
+    from jitctx.budget import get_tokenizer
+    from jitctx.render import render_text
+
+    repo.write("src/util/AGENTS.md", "".join(f"rule {i}: keep helpers pure and small\n" for i in range(300)))
+    real = Workspace(repo.root)
+    res = real.head("src/util/helpers.py", max_tokens=300)
+    assert get_tokenizer().count(render_text(res)) <= 300
+    assert res.instructions[0]["path"] == "src/util/AGENTS.md" and res.instructions[0]["content"] is None
+    assert "given as references to fit max_tokens" in res.notice
