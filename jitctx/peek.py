@@ -11,7 +11,7 @@ import os
 from dataclasses import dataclass
 
 from .errors import PathError
-from .policy import BINARY_PROBE, decode, is_binary_bytes
+from .policy import BINARY_PROBE, clean_line, decode, is_binary_bytes, trim_partial
 from .query import check_count
 
 __all__ = ["MAX_LINE_CHARS", "MAX_LINES", "COUNT_LIMIT", "PeekQuery", "Span", "read_head", "read_tail"]
@@ -48,7 +48,6 @@ class Span:
     total_lines: int | None
     replaced: bool
     cut_lines: int  # lines shortened to MAX_LINE_CHARS
-    partial_first: bool = False  # tail: the first line's beginning was not read
 
 
 def _clip(raw: bytes, skipped: int = 0) -> tuple[str, bool, bool]:
@@ -56,9 +55,10 @@ def _clip(raw: bytes, skipped: int = 0) -> tuple[str, bool, bool]:
 
     ``skipped`` counts bytes of the line that were never read.
     """
-    if raw.endswith(b"\r"):
-        raw = raw[:-1]
+    if skipped:  # the read stopped inside the line, maybe inside a character
+        raw = trim_partial(raw)
     text, replaced = decode(raw)
+    text = clean_line(text)
     if len(text) > MAX_LINE_CHARS or skipped:
         extra = max(len(text) - MAX_LINE_CHARS, 0)
         omitted = f"{extra:,} more chars" if not skipped else f"{extra + skipped:,}+ more bytes"
@@ -158,6 +158,11 @@ def read_tail(real: os.PathLike, path: str, size: int, n: int) -> Span:
         replaced = False
         cut = 0
         for i, raw in enumerate(parts):
+            if i == 0 and partial:  # read from inside a character: drop its continuation bytes
+                k = 0
+                while k < 3 and k < len(raw) and raw[k] & 0xC0 == 0x80:
+                    k += 1
+                raw = raw[k:]
             text, rep, was_cut = _clip(raw)
             if i == 0 and partial:
                 text = f"[… line start not read] {text[-MAX_LINE_CHARS:]}"
@@ -166,6 +171,6 @@ def read_tail(real: os.PathLike, path: str, size: int, n: int) -> Span:
             replaced |= rep
             cut += was_cut
         if size > COUNT_LIMIT:
-            return Span(lines, None, None, replaced, cut, partial)
+            return Span(lines, None, None, replaced, cut)
         total = _count_lines(f, 0)
-    return Span(lines, total - len(lines) + 1, total, replaced, cut, partial)
+    return Span(lines, total - len(lines) + 1, total, replaced, cut)

@@ -18,14 +18,17 @@ from pathlib import Path, PurePosixPath
 from .errors import PathError, QueryError
 
 __all__ = [
+    "BINARY_PROBE",
     "DEFAULT_ALLOW",
     "DEFAULT_DENY",
-    "BINARY_PROBE",
+    "LONE_CR",
     "PathPolicy",
     "Target",
+    "clean_line",
     "decode",
     "is_binary_bytes",
     "split_lines",
+    "trim_partial",
 ]
 
 DEFAULT_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", ".netrc")
@@ -49,14 +52,34 @@ def decode(data: bytes) -> tuple[str, bool]:
         return data.decode("utf-8", "replace"), True
 
 
+LONE_CR = "\u240d"  # a carriage return inside a line is shown as this, never returned raw
+
+
+def clean_line(line: str) -> str:
+    """One line's text as returned: a trailing ``\\r`` dropped, any other shown as U+240D."""
+    if line.endswith("\r"):
+        line = line[:-1]
+    return line.replace("\r", LONE_CR) if "\r" in line else line
+
+
 def split_lines(text: str) -> list[str]:
-    """Split on ``\\n`` only; ``\\r\\n`` ends a line and no ``\\r`` is kept at a line end."""
+    """Split on ``\\n`` only; ``\\r\\n`` ends a line; no ``\\r`` is ever returned (see clean_line)."""
     if not text:
         return []
     lines = text.split("\n")
     if lines[-1] == "":
         lines.pop()
-    return [ln[:-1] if ln.endswith("\r") else ln for ln in lines]
+    return [clean_line(ln) for ln in lines]
+
+
+def trim_partial(raw: bytes) -> bytes:
+    """Drop an incomplete UTF-8 sequence at the end of ``raw`` (a read that stopped mid-character)."""
+    for k in range(1, min(4, len(raw)) + 1):
+        b = raw[-k]
+        if b & 0xC0 != 0x80:  # the lead byte (or ASCII) of the last sequence
+            need = 1 if b < 0x80 else 2 if b >> 5 == 0b110 else 3 if b >> 4 == 0b1110 else 4 if b >> 3 == 0b11110 else 1
+            return raw[:-k] if need > k else raw
+    return raw
 
 
 def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
@@ -109,7 +132,7 @@ class PathPolicy:
             raise PathError("path is empty", path=given, reason="empty", hint="pass a repo-relative path such as 'src/app.py', or '.' for the root")
         if "\0" in given:
             raise PathError(f"path {given!r} contains a NUL byte", path=given, reason="invalid")
-        raw = Path(os.path.expanduser(given))
+        raw = Path(given)  # no ~ expansion: a repo may hold a file named "~"; shells expand ~ themselves
         lexical = raw if raw.is_absolute() else self.root / raw
         try:
             real = Path(os.path.realpath(lexical, strict=True))

@@ -223,3 +223,23 @@ def test_issue_2_max_tokens_holds_with_large_nested_instructions(repo):
     assert get_tokenizer().count(render_text(res)) <= 300
     assert res.instructions[0]["path"] == "src/util/AGENTS.md" and res.instructions[0]["content"] is None
     assert "given as references to fit max_tokens" in res.notice
+
+
+def test_issue_2_a_long_line_cut_inside_a_character_is_not_called_invalid(repo, ws):
+    repo.write("wide.txt", "a" + "中" * 5000 + "\nend\n")
+    res = ws.head("wide.txt")
+    e = excerpt(res)
+    assert not e.replaced and "invalid UTF-8" not in (res.notice or "")
+    assert e.content.split("\n")[0].startswith("a中中")
+    assert "\ufffd" not in e.content
+
+
+def test_issue_2_a_lone_carriage_return_never_appears(repo, ws):
+    repo.write("cr.txt", b"a\rb\rc\nnext\r\n")
+    for res in (ws.head("cr.txt"), ws.tail("cr.txt")):
+        assert excerpt(res).content == "a\u240db\u240dc\nnext\n"
+
+
+def test_issue_2_a_file_named_tilde_is_served(repo, ws):
+    repo.write("~", "tilde file\n")
+    assert excerpt(ws.head("~")).content == "tilde file\n"
