@@ -319,3 +319,24 @@ def test_issue_3_an_ignored_directory_named_as_path_holds_only_its_tracked_files
 def test_bom_is_stripped_from_matching_lines(ws, backend):
     res = grep(ws, backend, "bom first", mode="content")
     assert [(r.path, r.line, r.text) for r in res.results] == [("text/bom.txt", 1, "bom first line")]
+
+
+# -- issue 3 review fixes ---------------------------------------------------------------
+
+
+def test_issue_3_denied_file_with_a_newline_in_its_name_is_never_searched(ws, backend, repo):
+    (repo.root / "prod\nserver.key").write_text("PRIVATE KEY foo\n")
+    (repo.root / "plain.txt").write_text("PRIVATE KEY bar\n")
+    res = grep(ws, backend, "PRIVATE KEY", mode="content")
+    assert lines(res) == [("plain.txt", 1, "PRIVATE KEY bar")]
+    assert "foo" not in str([r.to_dict() for r in res.results])
+    assert files(grep(ws, backend, "PRIVATE KEY foo")) == []
+
+
+def test_issue_3_rg_post_check_drops_a_denied_file_with_a_newline_in_its_name(ws, repo, monkeypatch):
+    if rg_mod.find_rg() is None:  # pragma: no cover - the wheel is a dependency
+        pytest.skip("ripgrep binary not installed")
+    monkeypatch.setattr(rg_mod.RgBackend, "_deny_file", lambda self, ws: None)  # rg reads everything: the check must hold
+    (repo.root / "prod\nserver.key").write_text("PRIVATE KEY foo\n")
+    res = grep(ws, "rg", "PRIVATE KEY", mode="content")
+    assert res.results == [] and res.total == 0

@@ -336,3 +336,10 @@ def test_issue_3_unclosed_group_position_is_in_the_pattern(pattern, pos):
 
     stderr = f"rg: regex parse error:\n    (?:{pattern})\n    ^\nerror: unclosed group\n".encode()
     assert rg_error(pattern, stderr).fields["position"] == pos
+
+
+def test_issue_3_denied_among_sees_names_with_line_breaks(repo):
+    from jitctx._backends import denied_among
+
+    policy = Workspace(repo.root).policy
+    assert denied_among(policy, ["prod\nserver.key", "a.txt", "x/.env"]) == {"prod\nserver.key", "x/.env"}
