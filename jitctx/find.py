@@ -56,15 +56,15 @@ def _suffix_only(pattern: str) -> str | None:
     return None
 
 
-def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], int | None]:
-    """(path, size, mtime) of every regular file matching, and how many were looked at (if known)."""
+def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None]:
+    """(path, size, mtime, target denied) of every file matching, and how many were looked at (if known)."""
     from .repo import compile_glob
 
     suffix = None if q.ignore_case else _suffix_only(q.pattern)
     match = compile_glob(q.pattern, q.ignore_case).match
     root = str(ws.root) + os.sep
     n = len(prefix)
-    hits: list[tuple[str, int, float]] = []
+    hits: list[tuple[str, int, float, bool]] = []
     searched = 0
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
     for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix):
@@ -74,13 +74,35 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float]], 
         for rel in picked:
             path = prefix + rel
             try:
-                st = os.stat(root + path)
+                st = os.lstat(root + path)
             except OSError:
-                continue  # tracked but deleted, or a dangling link
-            if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
-                hits.append((path, st.st_size, st.st_mtime))
+                continue  # tracked but deleted
+            if _stat.S_ISLNK(st.st_mode):
+                hit = _link_hit(ws, path, st)
+                if hit is not None:
+                    hits.append(hit)
+            elif _stat.S_ISREG(st.st_mode):  # not a submodule or directory
+                hits.append((path, st.st_size, st.st_mtime, False))
     # with a suffix, git already left out tracked paths that cannot match: no honest count
     return hits, None if suffix and ws.repo.is_git else searched
+
+
+def _link_hit(ws, path: str, lst: os.stat_result) -> tuple[str, int, float, bool] | None:
+    """A symlink: its target's size and mtime when the target is a file inside the root.
+
+    A link leading out keeps its own (lstat) values: nothing about the outside
+    file is shown. ``True`` last when the target's name is denied.
+    """
+    real = os.path.realpath(ws.root / path)
+    inside = real == str(ws.root) or real.startswith(str(ws.root) + os.sep)
+    try:
+        st = os.stat(real)
+    except OSError:
+        return None  # dangling or looping
+    if not _stat.S_ISREG(st.st_mode):
+        return None
+    denied = ws.policy.is_denied(os.path.basename(real))
+    return (path, st.st_size, st.st_mtime, denied) if inside else (path, lst.st_size, lst.st_mtime, denied)
 
 
 def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
@@ -105,11 +127,11 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
         elif q.sort == "size":
             hits.sort(key=lambda h: (-h[1], h[0]))
         else:
-            hits.sort()
+            hits.sort(key=lambda h: h[0])
         denied = ws.policy.is_denied
-        refs = [FileRef(p, size, round(mtime, 3), denied=denied(p)) for p, size, mtime in hits[: q.limit]]
+        refs = [FileRef(p, size, round(mtime, 3), denied=target_denied or denied(p)) for p, size, mtime, target_denied in hits[: q.limit]]
 
-    res = Result("glob", refs[: q.limit], total=total)
+    res = Result("glob", refs, total=total)
     if total > q.limit:
         res.truncated = True
         where = f" under {base.path}/" if prefix else ""

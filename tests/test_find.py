@@ -160,3 +160,16 @@ def test_glob_in_a_subfolder_root(repo):
     sub = Workspace(repo.root / "src")
     assert paths(sub.glob("*.py", sort="path")) == ["app.py", "util/__init__.py", "util/helpers.py"]
     assert paths(sub.glob("util/*.py", sort="path")) == ["util/__init__.py", "util/helpers.py"]
+
+
+def test_issue_2_symlinks_show_nothing_of_outside_files_and_carry_the_targets_deny(repo, ws, tmp_path):
+    import os
+
+    outside = tmp_path / "outside.txt"
+    outside.write_text("x" * 5000)
+    os.symlink(outside, repo.root / "leak.txt")
+    os.symlink(".env", repo.root / "notes.txt")
+    refs = {r.path: r for r in ws.glob("*.txt", sort="path").results}
+    assert refs["leak.txt"].size != 5000  # the link's own size, not the outside file's
+    assert refs["notes.txt"].denied
+    assert {r.path: r.size for r in ws.glob("text/link-to-app.py").results} == {"text/link-to-app.py": (repo.root / "src" / "app.py").stat().st_size}
