@@ -141,18 +141,31 @@ class JitctxServer:
             return _result(tool_error(exc))
         async with self._call_lock:
             out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
-        await self._notify_stale()
+        stale = out.data.get("stale") if isinstance(out.data, dict) else None
+        await self._notify_stale(stale)  # the result already says what is stale: no second check
         return _result(out)
 
     # -- the preload as a resource and a prompt -------------------------------------
 
     async def _prefix(self, ctx):
-        """The preload, rendered once; re-rendered when a file in it went stale."""
+        """The preload, rendered once; re-rendered through ``ws.refresh()`` when a file in it went stale.
+
+        Reading the resource (or prompt) is the boundary the client chose
+        (DESIGN section 7): the refresh re-renders the prefix, forgets the old
+        preload deliveries (so a deleted instruction file stops being stale)
+        and settles the stale reports.
+        """
         ws = await self.workspace(ctx)
-        pre = self._preload
-        if pre is None or (await anyio.to_thread.run_sync(_prefix_is_stale, ws)):
-            pre = self._preload = await anyio.to_thread.run_sync(ws.preload)
-            self._notified = frozenset()
+        async with self._call_lock:  # the Workspace is not promised to be thread-safe
+            pre = self._preload if self._preload is not None else getattr(ws, "last_preload", None)
+            if pre is None:
+                pre = await anyio.to_thread.run_sync(ws.preload)
+            elif _preload_stale(await anyio.to_thread.run_sync(ws.stale)):
+                refreshed = await anyio.to_thread.run_sync(ws.refresh)
+                pre = refreshed.preload if refreshed.preload is not None else await anyio.to_thread.run_sync(ws.preload)
+            if pre is not self._preload:
+                self._preload = pre
+                self._notified = frozenset()
         return pre
 
     async def list_resources(self, ctx, params) -> types.ListResourcesResult:
@@ -207,26 +220,31 @@ class JitctxServer:
 
     # -- notifications ----------------------------------------------------------------
 
-    async def _notify_stale(self) -> None:
+    async def _notify_stale(self, stale: list[dict] | None = None) -> None:
         """Announce the preload resource as updated when one of its files newly went stale.
 
-        2026 protocol: an event on the ``subscriptions/listen`` bus (delivered
-        to clients that listen for this resource); 2025 protocol:
-        ``notifications/resources/updated`` to a client that subscribed. Once
-        per distinct stale set; the next read re-renders the prefix.
+        ``stale``: the stale entries a tool result just carried; ``None``
+        checks the workspace (``ws.stale()``, in a worker thread). Only
+        ``kind == "preload"`` entries count. 2026 protocol: an event on the
+        ``subscriptions/listen`` bus (delivered to clients that listen for
+        this resource); 2025 protocol: ``notifications/resources/updated`` to
+        a client that subscribed. Once per distinct stale set; the next read
+        re-renders the prefix.
         """
-        if self._preload is None:
+        if self._preload is None or self.ws is None:
             return
-        try:
-            # Inline, not in a worker thread: a few stat calls on the instruction files (hashing only what changed).
-            stale = frozenset(s["path"] for s in self._preload.stale())
-        except Exception as exc:  # staleness is advisory here; tool results still carry it
-            log.info("could not check the preload: %s", exc)
+        if stale is None:
+            try:
+                async with self._call_lock:
+                    stale = await anyio.to_thread.run_sync(self.ws.stale)
+            except Exception as exc:  # staleness is advisory here; tool results still carry it
+                log.info("could not check the preload: %s", exc)
+                return
+        paths = _preload_stale(stale)
+        if not paths or paths == self._notified:
             return
-        if not stale or stale == self._notified:
-            return
-        self._notified = stale
-        log.info("preload went stale: %s", ", ".join(sorted(stale)))
+        self._notified = paths
+        log.info("preload went stale: %s", ", ".join(sorted(paths)))
         await self.bus.publish(ResourceUpdated(uri=PRELOAD_URI))
         if PRELOAD_URI in self._subscribed and self._session is not None:
             try:
@@ -249,6 +267,11 @@ class JitctxServer:
         while True:
             await anyio.sleep(self.poll)
             await self._notify_stale()
+
+
+def _preload_stale(stale) -> frozenset:
+    """The paths of the preload entries in a ``stale`` list (files delivered in the prefix)."""
+    return frozenset(s["path"] for s in stale or () if isinstance(s, dict) and s.get("kind") == "preload")
 
 
 def _mcp_error(message: str):
@@ -306,8 +329,3 @@ def serve(root: str | os.PathLike | None = None) -> int:
         return 130
     return 0
 
-
-
-def _prefix_is_stale(ws) -> bool:
-    """A file delivered in the prefix changed or went away since it was rendered."""
-    return any(s.get("kind") == "preload" for s in ws.stale())

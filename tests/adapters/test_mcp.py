@@ -257,23 +257,15 @@ def test_in_memory_preload_resource_and_prompt(repo):
     _run(main)
 
 
-class _FakePreload:
-    """Stands in for the preload: stale once the flag is set."""
-
-    text = "# AGENTS.md\n"
-    prefix_hash = "0" * 64
-
-    def __init__(self) -> None:
-        self.stale_paths: list[dict] = []
-
-    def stale(self) -> list[dict]:
-        return self.stale_paths
+def _legacy_subscribe(c):
+    with warnings.catch_warnings():  # removed in the 2026 protocol; clients on the 2025 one still subscribe
+        warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
+        return c.session.subscribe_resource(PRELOAD_URI)
 
 
 def test_resource_updated_notification_when_preload_goes_stale(repo):
-    """Handshake era: a subscribed client hears resources/updated once per change."""
-    app = build_server(workspace=Workspace(repo.root, max_tokens=4000))
-    fake = app._preload = _FakePreload()
+    """Handshake era, the real preload: a subscribed client hears resources/updated once per change."""
+    app = build_server(workspace=Workspace(repo.root, max_tokens=4000), poll=None)
     heard: list[str] = []
 
     async def on_message(message):
@@ -282,37 +274,68 @@ def test_resource_updated_notification_when_preload_goes_stale(repo):
 
     async def main():
         async with Client(app.server, mode="legacy", message_handler=on_message) as c:
-            with warnings.catch_warnings():  # removed in the 2026 protocol; clients on the 2025 one still subscribe
-                warnings.simplefilter("ignore", mcp.MCPDeprecationWarning)
-                await c.session.subscribe_resource(PRELOAD_URI)
+            await _legacy_subscribe(c)
+            read = await c.read_resource(PRELOAD_URI)
+            assert "Keep functions small." in read.contents[0].text
             await c.call_tool("glob", {"pattern": "Makefile"})
+            await anyio.sleep(0.05)
             assert heard == []
-            fake.stale_paths = [{"path": "AGENTS.md", "kind": "preload", "change": "changed"}]
-            await c.call_tool("glob", {"pattern": "Makefile"})
+            repo.write("AGENTS.md", "# Agent notes\n\nRun `make check` now.\n")
+            out = await c.call_tool("glob", {"pattern": "Makefile"})
+            assert [(s["path"], s["kind"]) for s in out.structured_content["stale"]] == [("AGENTS.md", "preload")]
             await c.call_tool("glob", {"pattern": "Makefile"})  # same stale set: no second notice
             with anyio.fail_after(5):
                 while not heard:
                     await anyio.sleep(0.01)
+            await anyio.sleep(0.05)
+            assert heard == [PRELOAD_URI]
+            again = await c.read_resource(PRELOAD_URI)  # the read re-renders it
+            assert "Run `make check` now." in again.contents[0].text
+            after = await c.call_tool("glob", {"pattern": "Makefile"})
+            assert after.structured_content["stale"] == []
 
     _run(main)
     assert heard == [PRELOAD_URI]
 
 
 def test_listen_stream_hears_preload_update_without_a_call(repo):
-    """2026 protocol: subscriptions/listen carries the update; the idle poller finds it."""
+    """2026 protocol, the real preload: subscriptions/listen carries the update; the idle poller finds it."""
     app = build_server(workspace=Workspace(repo.root), poll=0.05)
-    fake = app._preload = _FakePreload()
 
     async def main():
         async with Client(app.server) as c:
+            await c.read_resource(PRELOAD_URI)
             async with c.listen(resource_subscriptions=[PRELOAD_URI]) as sub:
-                fake.stale_paths = [{"path": "AGENTS.md", "kind": "preload", "change": "changed"}]
+                repo.write("AGENTS.md", "# Agent notes\n\nChanged under the agent.\n")
                 with anyio.fail_after(10):
                     async for event in sub:
                         return event
 
     event = _run(main)
     assert event.uri == PRELOAD_URI
+
+
+def test_deleted_preload_file_is_not_stale_after_the_resource_is_read(repo):
+    """Reading the resource re-renders through ws.refresh(): a deleted file leaves the prefix and the stale list."""
+    ws = Workspace(repo.root, max_tokens=4000)
+    app = build_server(workspace=ws, poll=None)
+
+    async def main():
+        async with Client(app.server) as c:
+            first = (await c.read_resource(PRELOAD_URI)).contents[0].text
+            assert "Keep functions small." in first
+            (repo.root / "AGENTS.md").unlink()
+            gone = await c.call_tool("glob", {"pattern": "Makefile"})
+            assert [(s["path"], s["change"]) for s in gone.structured_content["stale"]] == [("AGENTS.md", "deleted")]
+            second = (await c.read_resource(PRELOAD_URI)).contents[0].text
+            assert "Keep functions small." not in second
+            after = await c.call_tool("glob", {"pattern": "Makefile"})
+            assert after.structured_content["stale"] == []
+            prompt = await c.get_prompt("repo_context")
+            assert prompt.messages[0].content.text == second  # fresh now: not re-rendered again
+
+    _run(main)
+    assert [s for s in ws.stale() if s["kind"] == "preload"] == []
 
 
 def test_unknown_resource_is_an_error(repo):
