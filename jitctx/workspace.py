@@ -151,8 +151,9 @@ class Workspace:
             res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
         if span.cut_lines:
             res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
-        self.ledger.record(target.path, target.real, "read", self.head_sha())
-        return self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True)
+        head = self.head_sha()
+        self.ledger.record(target.path, target.real, "read", head)
+        return self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True, head=head)
 
     def grep(
         self,
@@ -209,9 +210,9 @@ class Workspace:
         """
         return self._stale_for(self.head_sha())
 
-    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False) -> Result:
+    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False, head: str | None = None) -> Result:
         """Fill the session fields, then apply the token cap."""
-        head = self.head_sha()
+        head = self.head_sha() if head is None else head
         res.git_head = head
         res.instructions = self.jit.on_paths(paths, content=content)
         res.stale = self._stale_for(head)
