@@ -327,11 +327,7 @@ class Repo:
     def is_ignored(self, rel: str) -> bool:
         """Whether discovery would leave ``rel`` out (git's rules, or ``.gitignore``)."""
         if self.git is not None:
-            try:
-                proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=self.root, capture_output=True, check=False)
-            except OSError:
-                return False
-            return proc.returncode == 0
+            return _check_ignore(self.root, rel)
         from pathspec import GitIgnoreSpec
 
         parts = rel.split("/")
@@ -346,13 +342,17 @@ class Repo:
         return _ignored(chain, rel)
 
 
-def _ignored_by_git(top: Path, root: Path) -> bool:
-    rel = root.relative_to(top).as_posix() + "/"
+def _check_ignore(cwd: Path, rel: str) -> bool:
+    """git's verdict on one untracked path (tracked files are never ignored)."""
     try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=top, capture_output=True, check=False)
+        proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=cwd, capture_output=True, check=False)
     except OSError:
         return False
     return proc.returncode == 0
+
+
+def _ignored_by_git(top: Path, root: Path) -> bool:
+    return _check_ignore(top, root.relative_to(top).as_posix() + "/")
 
 
 def _split_z(out: bytes) -> list[str]:
