@@ -151,7 +151,10 @@ def context_for_task(
     """Preload, gather evidence for ``task`` with grep/glob, assemble within ``budget``.
 
     ``history``: chat messages (``Message`` or OpenAI dicts); ``notes``:
-    strings or Sources. ``use_preload=False`` skips ``ws.preload()``. A
+    strings or Sources. The prefix is the workspace's last preload
+    (``ws.last_preload``); ``ws.preload()`` runs only when there is none yet,
+    and ``use_preload=False`` skips it. Preloaded files that went stale since
+    are warnings (the prefix stays as rendered until ``ws.refresh()``). A
     failing preload or search is a warning in the report; the rest goes on.
     """
     check_budget(budget)
@@ -162,8 +165,21 @@ def context_for_task(
     warnings.extend(hist_warnings)
 
     def preload() -> list[Source]:
-        pre = ws.preload()
+        # The session's current prefix: re-rendering it here would change the
+        # prefix between refreshes (DESIGN section 7), settle stale reports
+        # nobody saw and replace the arguments refresh() repeats.
+        pre = getattr(ws, "last_preload", None)
+        if pre is None:
+            pre = ws.preload()
         warnings.extend(f"preload: {w}" for w in getattr(pre, "warnings", ()) or ())
+        try:
+            stale = ws.stale() if callable(getattr(ws, "stale", None)) else ()
+        except Exception as exc:  # advisory: the prefix is still delivered
+            warnings.append(f"preload: could not check for stale files: {type(exc).__name__}: {exc}")
+            stale = ()
+        for s in stale:
+            if s.get("kind") == "preload":
+                warnings.append(f"preload: {s['path']} {s.get('change', 'changed')} since the prefix was rendered; refresh to re-render it")
         return preload_source(pre)
 
     def evidence() -> list[Source]:

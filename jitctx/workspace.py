@@ -186,16 +186,23 @@ class Workspace:
         res, paths = search(self, q)
         return self._finish(res, paths, max_tokens, content=False)
 
+    last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
+
     def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):
         """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens.
 
         ``fallbacks`` replaces the fallback instruction names (default
         ``CLAUDE.md``, ``GEMINI.md``) for the prefix and just-in-time delivery.
+        The result is also kept as :attr:`last_preload`, so callers that only
+        need the session's current prefix (the assembler, the MCP resource)
+        reuse it instead of re-rendering it between refreshes.
         """
         from .preload import preload
 
         self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks}  # refresh() repeats it
-        return preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=fallbacks)
+        pre = preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=fallbacks)
+        self.last_preload = pre
+        return pre
 
     # -- session --------------------------------------------------------------
 

@@ -210,3 +210,33 @@ def test_files_with_keywords_in_their_path_are_read_first(repo):
     ctx = context_for_task(Workspace(repo.root), "greet helpers", budget=6000)
     evidence = ctx.text.split("[Evidence]\n", 1)[1]
     assert evidence.index("==> src/util/helpers.py:1-6") < evidence.index("aaa/noise")  # path hit beats match count
+
+
+def test_context_reuses_the_sessions_preload_and_warns_of_stale_files(repo):
+    """No re-render between refreshes: same prefix, same refresh arguments, stale reports kept."""
+    ws = Workspace(repo.root)
+    pre = ws.preload("src", budget=4000)
+    args = dict(ws._preload_args)
+    assert ws.last_preload is pre
+    repo.write("AGENTS.md", "# Agent notes\n\nA new rule.\n")
+    ctx = context_for_task(ws, "make greet shout", budget=6000)
+    assert ws._preload_args == args and ws.last_preload is pre
+    instructions = ctx.text.split("[Instructions]\n", 1)[1].split("[Output]")[0]
+    assert "Keep functions small." in instructions and "A new rule." not in instructions  # the prefix as rendered
+    assert "preload: AGENTS.md changed since the prefix was rendered; refresh to re-render it" in ctx.warnings
+    assert [(s["path"], s["kind"]) for s in ws.stale() if s["kind"] == "preload"] == [("AGENTS.md", "preload")]  # not settled
+    again = context_for_task(ws, "make greet shout", budget=6000)
+    assert again.prefix_hash == ctx.prefix_hash
+    ws.refresh()
+    fresh = context_for_task(ws, "make greet shout", budget=6000)
+    assert "A new rule." in fresh.text and not any("since the prefix was rendered" in w for w in fresh.warnings)
+
+
+def test_context_preloads_once_when_the_session_has_none(repo):
+    ws = Workspace(repo.root)
+    assert ws.last_preload is None
+    context_for_task(ws, "make greet shout", budget=6000)
+    first = ws.last_preload
+    assert first is not None
+    context_for_task(ws, "make greet shout", budget=6000)
+    assert ws.last_preload is first
