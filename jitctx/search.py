@@ -335,7 +335,8 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
     if not wanted:
         return [], False, []
     upto = max(end for _, _, end in wanted)
-    found, skipped, cut = backend.lines(ws, spec, [p for p, _, _ in wanted], upto)
+    # one match past the page: a context line after its last match must not be the next match
+    found, skipped, cut = backend.lines(ws, spec, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
     results: list[LineRef] = []
     for path, first, end in wanted:
         matches = found.get(path, [])
@@ -349,16 +350,19 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
         page = matches[first:end]
         text_lines = _file_lines(root + path) if (q.before or q.after) else None
         match_lines = [m.line for m in matches]
-        shown_upto = 0
+        shown_upto = 0  # last line already shown on this page (merged context)
         for i, m in enumerate(page):
             before: list[dict] = []
             after: list[dict] = []
             if text_lines is not None:
-                start = max(1, m.line - q.before, shown_upto + 1)
-                before = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(start, m.line) if k <= len(text_lines)]
+                # context stops at the neighbouring matches (shown on this page or
+                # another), so each line is shown once and never as context
                 idx = first + i
-                nxt = match_lines[idx + 1] if idx + 1 < len(match_lines) else None
-                stop = min(len(text_lines), m.line + q.after, (nxt - 1) if nxt else len(text_lines))
+                prev = match_lines[idx - 1] if idx > 0 else 0
+                nxt = match_lines[idx + 1] if idx + 1 < len(match_lines) else len(text_lines) + 1
+                start = max(1, m.line - q.before, prev + 1, shown_upto + 1)
+                before = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(start, m.line) if k <= len(text_lines)]
+                stop = min(len(text_lines), m.line + q.after, nxt - 1)
                 after = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(m.line + 1, stop + 1)]
             shown_upto = after[-1]["line"] if after else m.line
             text = window(m.text, m.spans[0] if m.spans else None)

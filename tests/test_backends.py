@@ -340,3 +340,11 @@ def test_issue_3_rg_post_check_drops_a_denied_file_with_a_newline_in_its_name(ws
     (repo.root / "prod\nserver.key").write_text("PRIVATE KEY foo\n")
     res = grep(ws, "rg", "PRIVATE KEY", mode="content")
     assert res.results == [] and res.total == 0
+
+
+def test_issue_3_a_matching_line_is_never_context_at_page_edges(ws, backend, repo):
+    repo.write("edge.txt", "foo1\nfoo2\nfoo3\nbar\n")
+    first = grep(ws, backend, "foo", "edge.txt", mode="content", limit=2, after=1)
+    assert [(r.line, r.after) for r in first.results] == [(1, ()), (2, ())]
+    second = grep(ws, backend, "foo", "edge.txt", mode="content", limit=2, offset=1, before=1, after=1)
+    assert [(r.line, r.before, r.after) for r in second.results] == [(2, (), ()), (3, (), ({"line": 4, "text": "bar"},))]
