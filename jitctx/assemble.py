@@ -19,8 +19,9 @@ Pipeline::
     structure  [System] [Instructions] ... [Output] (stable prefix), then
                [Notes] [History] [Evidence] [Context], then [Task] last
     compress   a stable source that does not fit whole is cut on a line
-               boundary with a marker; a cut that keeps under 50 tokens
-               drops the source instead
+               boundary with a marker as it is admitted, and charged the
+               tokens it keeps; a cut that keeps under 50 tokens drops the
+               source instead, its room left to the others
 """
 
 from __future__ import annotations
@@ -174,7 +175,8 @@ class _Item:
     tokens: int
     order: int
     region: str  # "stable" | "dynamic"
-    allowance: int | None = None  # admitted to be cut to this many tokens
+    allowance: int | None = None  # admitted cut: the tokens its cut text keeps (marker included)
+    cut_text: str | None = None  # the cut text, when admitted cut
 
     @property
     def key(self) -> str:
@@ -199,10 +201,15 @@ class _Selector:
         sect = (item.region, item.key)
         return item.tokens + (0 if sect in self.opened else self.overhead(*sect))
 
-    def take(self, item: _Item, allowance: int | None = None) -> None:
-        cost = self.cost(item) if allowance is None else self.overhead(item.region, item.key) * ((item.region, item.key) not in self.opened) + allowance
+    def header_cost(self, item: _Item) -> int:
+        return 0 if (item.region, item.key) in self.opened else self.overhead(item.region, item.key)
+
+    def take(self, item: _Item, cut: tuple[str, int] | None = None) -> None:
+        """Admit ``item`` whole, or as ``cut`` (text, tokens): charged the tokens it keeps."""
+        cost = self.cost(item) if cut is None else self.header_cost(item) + cut[1]
         self.opened.add((item.region, item.key))
-        item.allowance = allowance
+        if cut is not None:
+            item.cut_text, item.allowance = cut
         self.remaining -= cost
         self.kept.append(item)
 
@@ -219,7 +226,7 @@ def _recency(items: list[_Item]) -> dict[int, float]:
     return out
 
 
-def _select(items: list[_Item], available: int, budget: int, cfg: AssembleConfig, overhead: Callable[[str, str], int]) -> tuple[list[_Item], list[Eviction]]:
+def _select(items: list[_Item], available: int, budget: int, cfg: AssembleConfig, overhead: Callable[[str, str], int], tok) -> tuple[list[_Item], list[Eviction]]:
     sel = _Selector(available, overhead)
     evicted: list[Eviction] = []
     protected = [i for i in items if i.source.protected]
@@ -253,11 +260,17 @@ def _select(items: list[_Item], available: int, budget: int, cfg: AssembleConfig
         if sel.cost(i) <= sel.remaining:
             sel.take(i)
             continue
-        room = sel.remaining - sel.overhead(i.region, i.key) * ((i.region, i.key) not in sel.opened)
-        if cfg.compress and room >= MIN_KEEP:
-            sel.take(i, allowance=room)
-        else:
+        room = sel.remaining - sel.header_cost(i)
+        if not cfg.compress or room < MIN_KEEP:
             evicted.append(_evict(i, "over_budget"))
+            continue
+        # Cut now, while admitting: the source is charged what it keeps, and
+        # a cut keeping under MIN_KEEP tokens leaves the room to the others.
+        cut = _cut(i, room, tok)
+        if cut is None:
+            evicted.append(_evict(i, "cut_below_min"))
+        else:
+            sel.take(i, cut=cut)
 
     dynamic = [i for i in rest if i.region == "dynamic"]
     rec = _recency(dynamic)
@@ -387,23 +400,17 @@ def assemble(
             head_cost[(region, key)] = tok.count(_header(key)) + (0 if key == "task" else tok.count("\n"))
         return head_cost[(region, key)]
 
-    kept, evicted = _select(items, available, budget, cfg, overhead)
+    kept, evicted = _select(items, available, budget, cfg, overhead, tok)
 
     texts: dict[int, str] = {}
     cuts: list[Cut] = []
-    final: list[_Item] = []
+    final: list[_Item] = list(kept)
     for i in kept:
-        if i.allowance is None:
+        if i.cut_text is None:
             texts[i.order] = i.text
-            final.append(i)
-            continue
-        got_cut = _cut(i, i.allowance, tok)
-        if got_cut is None:
-            evicted.append(_evict(i, "cut_below_min"))
-            continue
-        texts[i.order], n = got_cut
-        cuts.append(Cut(i.source.name, i.source.kind, i.tokens, n))
-        final.append(i)
+        else:
+            texts[i.order] = i.cut_text
+            cuts.append(Cut(i.source.name, i.source.kind, i.tokens, i.allowance))
 
     sections = _structure(final, texts, tok)
     total = sum(s.tokens for s in sections)

@@ -513,3 +513,23 @@ def test_invariants_fit_account_for_every_source_and_keep_a_history_suffix(case)
             assert m.tool_call_id in calls  # a result never comes before its call
             results.add(m.tool_call_id)
     assert calls == results  # and no call is kept without its result
+
+
+def test_a_cut_keeping_nothing_gives_its_room_back():
+    """A stable source whose cut keeps under 50 tokens is evicted without being charged: the room goes to the others."""
+    evidence = ev("evidence:src/app.py", "one two three four five six seven eight nine ten", label="src/app.py:1")
+    ctx = run([Source("preload", "preload", PRELOAD), evidence, task_source("Fix it.")], 67)  # room 60: 15 lines = 45 tokens
+    assert ctx.evicted == (Eviction("preload", "preload", 90, 600, "cut_below_min"),)
+    assert [s.name for s in ctx.sections] == ["output", "evidence", "task"]
+    assert ctx.tokens <= ctx.available
+
+
+def test_a_cut_source_is_charged_what_it_keeps():
+    """The cut keeps whole lines, so it may use less than the room: the rest is left for dynamic sources."""
+    lines = "".join(f"w{n} " * 30 + "\n" for n in range(10))  # 10 lines of 30 tokens
+    evidence = ev("evidence:a", "alpha beta gamma delta", label="a")
+    ctx = run([Source("preload", "preload", lines), evidence, task_source("Fix it.")], 108)  # room ~100: keeps 2 lines (60 + marker)
+    (cut,) = ctx.cuts
+    assert cut.source == "preload" and cut.kept_tokens < 80
+    assert ctx.evicted == ()
+    assert "[Evidence]" in ctx.text and ctx.tokens <= ctx.available
