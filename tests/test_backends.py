@@ -348,3 +348,14 @@ def test_issue_3_a_matching_line_is_never_context_at_page_edges(ws, backend, rep
     assert [(r.line, r.after) for r in first.results] == [(1, ()), (2, ())]
     second = grep(ws, backend, "foo", "edge.txt", mode="content", limit=2, offset=1, before=1, after=1)
     assert [(r.line, r.before, r.after) for r in second.results] == [(2, (), ()), (3, (), ({"line": 4, "text": "bar"},))]
+
+
+def test_issue_3_root_below_the_git_top_searches_tracked_files_a_top_rule_ignores(backend, repo):
+    repo.write(".gitignore", "*.log\nbuild/\n")
+    repo.write("pkg/tracked.log", "needle tracked\n")
+    repo.write("pkg/loose.log", "needle loose\n")  # untracked and ignored: not searched
+    repo.write("pkg/a.txt", "needle a\n")
+    repo.git("add", ".gitignore", "pkg/a.txt")
+    repo.git("add", "-f", "pkg/tracked.log")
+    sub = Workspace(repo.root / "pkg")
+    assert files(grep(sub, backend, "needle")) == [("a.txt", 1), ("tracked.log", 1)]

@@ -97,6 +97,24 @@ def _exclude_files(ws, configured: str | None) -> list[Path]:
     return out
 
 
+def _outer_gitignores(ws) -> list[Path]:
+    """``.gitignore`` at the root and in every directory above it up to the git top.
+
+    The listing holds only files at or below the root, and an untracked
+    ``.gitignore`` still applies; rules above the root (a root that is a
+    subfolder of the repository) apply to the files below it too.
+    """
+    out = []
+    top = ws.repo.git.top if ws.repo.git is not None else ws.root
+    d = Path(ws.root)
+    while True:
+        if (d / ".gitignore").is_file():
+            out.append(d / ".gitignore")
+        if d == top or d.parent == d:
+            return out
+        d = d.parent
+
+
 def tracked_extras(ws, spec: Spec, excludes: str | None, box: dict) -> None:
     """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
 
@@ -138,8 +156,7 @@ def _ignored_tracked(ws, listing: bytes, in_scope, excludes: str | None) -> list
     """
     found = _decoded(_entries_containing(listing, [".gitignore"]))
     sources = [ws.root / p for p in found if p == ".gitignore" or p.endswith("/.gitignore")]
-    if (ws.root / ".gitignore").is_file():
-        sources.append(ws.root / ".gitignore")
+    sources += _outer_gitignores(ws)
     sources += _exclude_files(ws, excludes)
     segs: set[str] = set()
     for src in sources:
