@@ -187,7 +187,8 @@ def _clip(text: str) -> str:
     return text if len(text) <= LONG_LINE else f"{text[:LONG_LINE]} [… {len(text) - LONG_LINE:,} more chars]"
 
 
-def _file_lines(full: str) -> list[str] | None:
+def _file_lines(full: str) -> tuple[list[str], set[int]] | None:
+    """The file's decoded lines, and the 1-based numbers of those that held invalid UTF-8."""
     from .policy import decode, split_lines
 
     try:
@@ -195,7 +196,13 @@ def _file_lines(full: str) -> list[str] | None:
             data = f.read()
     except OSError:
         return None
-    return split_lines(decode(data)[0])
+    text, replaced = decode(data)
+    bad: set[int] = set()
+    if replaced:  # which lines: a line end is ASCII, so no bad sequence spans two lines
+        for k, raw in enumerate(data.split(b"\n"), 1):
+            if decode(raw)[1]:
+                bad.add(k)
+    return split_lines(text), bad
 
 
 # -- the search -------------------------------------------------------------------
@@ -236,10 +243,11 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
     root = str(ws.root) + os.sep
+    replaced: list[str] = []
     ignored_flag = single is not None and bool(order) and ws.repo.is_ignored(single)
 
     if q.mode == "content":
-        results, cut, more_skipped = _content_page(ws, backend, spec, q, order, counts, root)
+        results, cut, more_skipped, replaced = _content_page(ws, backend, spec, q, order, counts, root)
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
@@ -282,6 +290,9 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
             f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
             f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
         )
+    if replaced:
+        where_bad = ", ".join(replaced[:5]) + (", …" if len(replaced) > 5 else "")
+        res.add_notice(f"invalid UTF-8 was replaced with U+FFFD in {len(replaced):,} shown line(s) or their context: {where_bad}.")
     if skipped:
         names = ", ".join(s.path for s in skipped[:5]) + (", …" if len(skipped) > 5 else "")
         res.add_notice(f"{len(skipped):,} file(s) vanished or could not be read and were skipped: {names}.")
@@ -333,11 +344,12 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
         if seen >= hi:
             break
     if not wanted:
-        return [], False, []
+        return [], False, [], []
     upto = max(end for _, _, end in wanted)
     # one match past the page: a context line after its last match must not be the next match
     found, skipped, cut = backend.lines(ws, spec, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
     results: list[LineRef] = []
+    replaced: list[str] = []  # path:line of results whose text (or context) held invalid UTF-8
     for path, first, end in wanted:
         matches = found.get(path, [])
         if not matches:
@@ -348,7 +360,8 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
             skipped.append(Skipped(path, "vanished"))
             continue
         page = matches[first:end]
-        text_lines = _file_lines(root + path) if (q.before or q.after) else None
+        read = _file_lines(root + path) if (q.before or q.after) else None
+        text_lines, bad = read if read is not None else (None, set())
         match_lines = [m.line for m in matches]
         shown_upto = 0  # last line already shown on this page (merged context)
         for i, m in enumerate(page):
@@ -365,6 +378,8 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
                 stop = min(len(text_lines), m.line + q.after, nxt - 1)
                 after = [{"line": k, "text": _clip(text_lines[k - 1])} for k in range(m.line + 1, stop + 1)]
             shown_upto = after[-1]["line"] if after else m.line
+            if m.replaced or any(c["line"] in bad for c in (*before, *after)):
+                replaced.append(f"{path}:{m.line}")
             text = window(m.text, m.spans[0] if m.spans else None)
             results.append(LineRef(path, st.st_size, round(st.st_mtime, 3), m.line, text, tuple(before), tuple(after)))
-    return results, cut, skipped
+    return results, cut, skipped, replaced

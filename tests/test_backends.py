@@ -359,3 +359,18 @@ def test_issue_3_root_below_the_git_top_searches_tracked_files_a_top_rule_ignore
     repo.git("add", "-f", "pkg/tracked.log")
     sub = Workspace(repo.root / "pkg")
     assert files(grep(sub, backend, "needle")) == [("a.txt", 1), ("tracked.log", 1)]
+
+
+def test_issue_3_invalid_utf8_in_a_shown_line_is_noticed(ws, backend, repo):
+    (repo.root / "bad.txt").write_bytes(b"ok needle\ncaf\xe9 needle\nbefore \xff\nneedle three\n")
+    (repo.root / "good.txt").write_bytes("caf\ufffd genuine needle\n".encode())
+    res = grep(ws, backend, "needle", "bad.txt", mode="content")
+    assert lines(res) == [("bad.txt", 1, "ok needle"), ("bad.txt", 2, "caf\ufffd needle"), ("bad.txt", 4, "needle three")]
+    assert "invalid UTF-8 was replaced with U+FFFD in 1 shown line(s) or their context: bad.txt:2." in res.notice
+    ctx = grep(ws, backend, "three", "bad.txt", mode="content", before=1)
+    assert [(r.line, r.before) for r in ctx.results] == [(4, ({"line": 3, "text": "before \ufffd"},))]
+    assert "in 1 shown line(s) or their context: bad.txt:4." in ctx.notice
+    clean = grep(ws, backend, "needle", "bad.txt", mode="content", limit=1)
+    assert "invalid UTF-8" not in (clean.notice or "")
+    genuine = grep(ws, backend, "genuine", mode="content")
+    assert "invalid UTF-8" not in (genuine.notice or "")

@@ -112,7 +112,7 @@ def test_parse_json_bytes_path_and_line():
                        "line_number": 1, "absolute_offset": 0, "submatches": [{"match": {"text": "needle"}, "start": 5, "end": 11}]}})
     kind, path, matches = rg_mod.parse_json_line(line.encode())
     assert (kind, path) == ("match", os.fsdecode(b"caf\xe9.txt"))
-    assert matches == [rg_mod.Match(1, "caf\ufffd needle", ((5, 11),))]
+    assert matches == [rg_mod.Match(1, "caf\ufffd needle", ((5, 11),), replaced=True)]
 
 
 def test_parse_json_multiline_block_becomes_one_match_per_covered_line():

@@ -56,11 +56,13 @@ class Spec:
 @dataclass(frozen=True, slots=True)
 class Match:
     """One matching line: 1-based ``line``, decoded ``text`` (no line end),
-    ``spans`` as (start, end) char offsets of the matches within ``text``."""
+    ``spans`` as (start, end) char offsets of the matches within ``text``;
+    ``replaced``: the line held invalid UTF-8, replaced with U+FFFD."""
 
     line: int
     text: str
     spans: tuple[tuple[int, int], ...] = ()
+    replaced: bool = False
 
 
 @dataclass(slots=True)

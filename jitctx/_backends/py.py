@@ -313,7 +313,8 @@ class PythonBackend:
             for li in wanted:
                 raw = lines[li]
                 spans = tuple(_char_span(raw, s, e) for s, e in spans_by_line.get(li, [(0, 0)]))
-                matches.append(Match(li + 1, _decode_line(raw), spans))
+                text, replaced = decode(raw)
+                matches.append(Match(li + 1, text, spans, replaced))
             return matches
         line_no, last = 1, 0
         for ls, le in _line_starts(data, rx, upto):
@@ -321,7 +322,8 @@ class PythonBackend:
             last = ls
             raw = data[ls:le]
             spans = tuple(_char_span(raw, m.start() - ls, m.end() - ls) for m in rx.finditer(data, ls, le))
-            matches.append(Match(line_no, _decode_line(raw), spans))
+            text, replaced = decode(raw)
+            matches.append(Match(line_no, text, spans, replaced))
         return matches
 
     def binary_matches(self, ws, spec: Spec) -> int | None:

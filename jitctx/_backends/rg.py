@@ -112,8 +112,8 @@ def parse_json_line(line: bytes | str) -> tuple[str, str | None, list[Match]] | 
             continue
         if raw.endswith(b"\r"):
             raw = raw[:-1]
-        text = _decode(raw)
-        out.append(Match(first + i, text, tuple((_char(raw, a), _char(raw, b)) for a, b in spans.get(i, []))))
+        text, replaced = decode(raw)
+        out.append(Match(first + i, text, tuple((_char(raw, a), _char(raw, b)) for a, b in spans.get(i, [])), replaced))
     return kind, path, out
 
 
