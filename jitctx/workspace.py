@@ -347,6 +347,10 @@ class Workspace:
         change is reported too. Subscribes at the call, so nothing after it
         is missed; starts the watcher if needed and stops it again when the
         stream ends (or at :meth:`close`, for a stream never iterated).
+        ``timeout=math.inf`` is the same as ``None``; any finite timeout,
+        however large, is honoured (each wait is capped at
+        ``threading.TIMEOUT_MAX``). A negative or NaN timeout is a
+        ``QueryError``.
         """
         import math
         import queue
@@ -356,6 +360,8 @@ class Workspace:
             from .errors import QueryError
 
             raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
+        if timeout is not None and math.isinf(timeout):
+            timeout = None  # no time cap
         deadline = None if timeout is None else time.monotonic() + timeout
         q: queue.Queue = queue.Queue()
         with self._lock:
@@ -387,9 +393,10 @@ class Workspace:
                 if wait is not None and wait <= 0:
                     return
                 try:
-                    event = q.get(timeout=wait)
+                    # a far deadline is waited for in steps: Queue.get refuses waits past TIMEOUT_MAX
+                    event = q.get(timeout=None if wait is None else min(wait, threading.TIMEOUT_MAX))
                 except queue.Empty:
-                    return
+                    continue  # the deadline check above ends the stream
                 if event is None:  # close()
                     return
                 yield event

@@ -240,3 +240,14 @@ def test_context_preloads_once_when_the_session_has_none(repo):
     assert first is not None
     context_for_task(ws, "make greet shout", budget=6000)
     assert ws.last_preload is first
+
+
+def test_cli_context_preloads_the_working_directorys_chain(repo, monkeypatch, capsys):
+    """Like `jitctx preload`: run from src/util, the prefix holds src/util/AGENTS.md."""
+    monkeypatch.chdir(repo.root / "src" / "util")
+    code = cli.main(["context", "--task", "make greet shout", "--root", str(repo.root), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0
+    instructions = d["text"].split("[Instructions]\n", 1)[1].split("[Output]")[0]
+    assert "Keep functions small." in instructions and "Helpers here must stay pure" in instructions
+    assert instructions == Workspace(repo.root).preload("src/util").text + "\n"

@@ -8,6 +8,8 @@ event must come first, so a false alarm cannot hide behind a short wait.
 from __future__ import annotations
 
 import hashlib
+import json
+import math
 import logging
 import os
 import queue
@@ -706,3 +708,57 @@ def test_cli_watch_bad_timeout(repo, capsys):
     assert cli.main(["watch", "--root", str(repo.root), "--timeout", "-1"]) == 2
     err = capsys.readouterr().err
     assert "timeout" in err and "-1" in err
+
+
+@pytest.mark.slow
+def test_cli_watch_preloads_from_the_working_directory(repo, fake_preload, monkeypatch, capsys):
+    """Like `jitctx preload`: the session's prefix runs to the working directory, refreshes repeat it."""
+    monkeypatch.chdir(repo.root / "src")
+    assert cli.main(["watch", "--root", str(repo.root), "--timeout", "0.3", "--poll"]) == 1
+    capsys.readouterr()
+    assert fake_preload and all(c["cwd"] == str((repo.root / "src").resolve()) for c in fake_preload)
+
+
+def _close_once_subscribed(ws: Workspace) -> threading.Thread:
+    def run():
+        deadline = time.monotonic() + WAIT
+        while not ws._subscribers and time.monotonic() < deadline:
+            time.sleep(0.02)
+        time.sleep(0.1)
+        ws.close()
+
+    t = threading.Thread(target=run)
+    t.start()
+    return t
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("timeout", [math.inf, 1e10, 1e300])
+def test_watch_events_unbounded_timeouts(repo, timeout):
+    """inf means no time cap; a huge finite one is waited for in TIMEOUT_MAX steps, never OverflowError."""
+    ws = Workspace(repo.root)
+    closer = _close_once_subscribed(ws)
+    assert list(ws.watch_events(timeout=timeout, refresh=False, poll=True)) == []
+    closer.join(WAIT)
+    assert ws._watcher is None
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("timeout", ["inf", "1e10"])
+def test_cli_watch_timeout_inf(repo, fake_preload, monkeypatch, capsys, timeout):
+    ws = Workspace(repo.root)
+    monkeypatch.setattr(cli, "_workspace", lambda args: ws)
+    closer = _close_once_subscribed(ws)
+    code = cli.main(["watch", "--root", str(repo.root), "--timeout", timeout, "--poll"])
+    closer.join(WAIT)
+    out, err = capsys.readouterr()
+    assert (code, err) == (1, "")
+    assert [json.loads(line)["event"] for line in out.splitlines()] == ["refreshed"]
+
+
+@pytest.mark.parametrize("timeout", ["-1", "nan", "-inf"])
+def test_cli_watch_negative_or_nan_timeout_is_a_clear_error(repo, capsys, timeout):
+    assert cli.main(["watch", "--root", str(repo.root), f"--timeout={timeout}"]) == 2
+    err = capsys.readouterr().err
+    assert err.startswith(f"jitctx: error: timeout must be a number of seconds >= 0, got {float(timeout)!r}\n")
+    assert "Traceback" not in err and "internal" not in err

@@ -193,6 +193,8 @@ def _cmd_watch(args) -> int:
     ws = _workspace(args)
     changed = False
     with ws:
+        # the session's prefix runs to the working directory, as `jitctx preload` does
+        ws.preload(_from_cwd(ws, "."))
         events = ws.watch_events(timeout=args.timeout, poll=args.poll)
         try:
             for event in events:
@@ -207,9 +209,16 @@ def _cmd_watch(args) -> int:
 def _cmd_context(args) -> int:
     import json
 
-    from ..assemble import context_for_task
+    from ..assemble import check_budget, context_for_task
 
-    ctx = context_for_task(_workspace(args), args.task, budget=args.budget)
+    check_budget(args.budget)  # a bad budget fails before any work
+    ws = _workspace(args)
+    try:
+        # the prefix runs to the working directory, as `jitctx preload` does
+        ws.preload(_from_cwd(ws, "."))
+    except Exception:  # noqa: BLE001 -- context_for_task tries again and reports it as a warning
+        pass
+    ctx = context_for_task(ws, args.task, budget=args.budget)
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
