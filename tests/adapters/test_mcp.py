@@ -380,3 +380,28 @@ def test_parity_grep(repo, capsys):
     from_cli = json.loads(capsys.readouterr().out)
     from_tool = dispatch("grep", {"pattern": "greet"}, workspace=Workspace(repo.root)).data
     assert from_cli == from_tool
+
+
+def test_documented_mcp_json_snippets_start_the_server(repo, monkeypatch):
+    """docs/agents.md: every mcpServers snippet parses, and its env holds no ${...} a client may leave unexpanded.
+
+    A literal "${CLAUDE_PROJECT_DIR}" as $JITCTX_ROOT is not a directory: the server exits 2.
+    jitctx reads $CLAUDE_PROJECT_DIR itself, so the snippet needs no env.
+    """
+    import re
+
+    from jitctx.adapters.mcp import configured_root
+
+    text = (WORKTREE / "docs" / "agents.md").read_text("utf-8")
+    blocks = [json.loads(b) for b in re.findall(r"```json\n(.*?)```", text, re.S) if "mcpServers" in b]
+    assert blocks
+    for block in blocks:
+        for name, server in block["mcpServers"].items():
+            env = server.get("env", {})
+            assert not any("${" in str(v) for v in env.values()), (name, env)
+            monkeypatch.delenv("JITCTX_ROOT", raising=False)
+            monkeypatch.setenv("CLAUDE_PROJECT_DIR", str(repo.root))  # what Claude Code sets
+            for k, v in env.items():
+                monkeypatch.setenv(k, v)
+            if "--root" not in server["args"]:
+                assert configured_root(None) == str(repo.root)
