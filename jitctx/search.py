@@ -305,19 +305,15 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
 
 def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, where: str) -> dict:
     """An empty result says what was searched and what was not, with counts."""
-    from ._backends import denied_among
+    from ._backends import denied_among, ignored_in_scope, in_scope
 
     binary = outcome.binary if outcome.binary is not None else backend.binary_matches(ws, spec)
     if spec.file is not None:
         res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
         return {"binary": binary, "denied": 0, "ignored": None}
-    prefix = "" if spec.scope == "." else spec.scope + "/"
-    universe = [p for p in ws.repo.files(include_ignored=q.include_ignored) if p.startswith(prefix) and spec.keep(p)]
+    universe = in_scope(ws, spec)
     denied = len(denied_among(ws.policy, universe))
-    ignored = None
-    if not q.include_ignored:
-        everything = sum(1 for p in ws.repo.files(include_ignored=True) if p.startswith(prefix) and spec.keep(p))
-        ignored = max(everything - len(universe), 0)
+    ignored = None if q.include_ignored else ignored_in_scope(ws, spec)
     searched = len(universe) - denied
     scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
     parts = []

@@ -374,3 +374,25 @@ def test_issue_3_invalid_utf8_in_a_shown_line_is_noticed(ws, backend, repo):
     assert "invalid UTF-8" not in (clean.notice or "")
     genuine = grep(ws, backend, "genuine", mode="content")
     assert "invalid UTF-8" not in (genuine.notice or "")
+
+
+@pytest.mark.parametrize("path", [".", "src"])
+def test_issue_3_an_empty_grep_asks_git_each_question_once(ws, backend, path, monkeypatch):
+    import subprocess
+
+    calls: list[list[str]] = []
+    real = subprocess.Popen
+
+    class Spy(real):  # subprocess.run goes through Popen too
+        def __init__(self, args, *a, **kw):
+            calls.append([str(x) for x in args])
+            super().__init__(args, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", Spy)
+    res = grep(ws, backend, "no-such-text-anywhere", path)
+    assert res.results == [] and "not searched:" in res.notice
+    assert sum("check-ignore" in c for c in calls) <= (path != ".")
+    assert sum("--cached" in c for c in calls) == 1
+    walks = [c for c in calls if "--others" in c]
+    assert len(walks) <= 4 and len({tuple(c) for c in walks}) == len(walks)  # each untracked walk once
+    assert len(calls) <= {"rg": 7, "python": 5}[backend]

@@ -19,7 +19,10 @@ from typing import Callable, Protocol
 from ..errors import QueryError
 from ..refs import Skipped
 
-__all__ = ["BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "denied_among", "lines_containing", "pick_backend"]
+__all__ = [
+    "BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "denied_among", "ignored_in_scope", "in_scope",
+    "lines_containing", "pick_backend", "scope_ignored",
+]
 
 BACKENDS = ("auto", "rg", "python")
 
@@ -33,7 +36,9 @@ class Spec:
     ``keep(path)`` applies the caller's glob filters; ``denied`` is the
     set of universe paths on the deny list (computed by ``search``), and
     ``is_denied`` the policy's rule for paths outside that set.
-    ``deadline`` is a ``time.monotonic()`` value.
+    ``deadline`` is a ``time.monotonic()`` value. ``facts`` caches what
+    one request learns once and reuses (see ``in_scope``, ``ignored_in_scope``,
+    ``scope_ignored``): a Spec is made per request, so it never goes stale.
     """
 
     pattern: str
@@ -48,6 +53,11 @@ class Spec:
     has_filters: bool = False  # whether ``keep`` can say no (glob filters were given)
     is_denied: Callable[[str], bool] = lambda p: False
     deadline: float = float("inf")
+    facts: dict = field(default_factory=dict, compare=False)
+
+    @property
+    def prefix(self) -> str:
+        return "" if self.scope == "." else self.scope + "/"
 
     def remaining(self) -> float:
         return self.deadline - time.monotonic()
@@ -73,15 +83,13 @@ class Outcome:
     kept by the glob filters) files with at least one match. ``binary``:
     binary files in scope that contain a match (``None`` when not known).
     ``denied``: denied files in scope that were not searched (``None`` when
-    not known). ``searched``: files searched (``None`` when not known).
-    ``skipped``: files that vanished or could not be read.
+    not known). ``skipped``: files that vanished or could not be read.
     ``timed_out``: the time cap stopped the pass; ``counts`` is partial.
     """
 
     counts: dict[str, int] = field(default_factory=dict)
     binary: int | None = None
     denied: int | None = None
-    searched: int | None = None
     skipped: list[Skipped] = field(default_factory=list)
     timed_out: bool = False
 
@@ -163,3 +171,83 @@ def denied_among(policy, paths: list[str]) -> set[str]:
     if any(len(r) < 2 or "\0" in r for r in runs):  # a deny glob without a useful literal: check everything
         return {p for p in paths if policy.is_denied(p)}
     return {p for p in lines_containing("\0".join(paths), runs, "\0") if policy.is_denied(p)}
+
+
+# -- per-request facts (cached in ``Spec.facts``) -------------------------------------
+
+
+def scope_ignored(ws, spec: Spec) -> bool:
+    """A directory git ignores named as ``path`` (its universe is only its tracked files)."""
+    if "scope_ignored" not in spec.facts:
+        spec.facts["scope_ignored"] = spec.scope != "." and not spec.include_ignored and ws.repo.is_ignored(spec.scope)
+    return spec.facts["scope_ignored"]
+
+
+def in_scope(ws, spec: Spec) -> list[str]:
+    """The universe's paths under ``spec.scope`` that the glob filters keep.
+
+    In git, a tracked listing the backend already read (``facts["tracked_listing"]``)
+    is reused, and the untracked walk covers only the scope.
+    """
+    if "in_scope" in spec.facts:
+        return spec.facts["in_scope"]
+    prefix, keep = spec.prefix, spec.keep
+    raw = spec.facts.get("tracked_listing")  # ``git ls-files -z --cached`` output
+    others = _git_others(ws, spec, ignored=False) if raw is not None else None
+    if others is not None:
+        tracked = raw.decode("utf-8", "surrogateescape").split("\0")[:-1]
+        names = [*dict.fromkeys(tracked), *others]  # an unmerged path is listed once per stage
+    else:
+        names = ws.repo.files(include_ignored=spec.include_ignored)
+    spec.facts["in_scope"] = out = [p for p in names if p.startswith(prefix) and keep(p)]
+    return out
+
+
+def ignored_in_scope(ws, spec: Spec) -> int:
+    """How many ignored files (left out of the universe) are under the scope and kept."""
+    prefix, keep = spec.prefix, spec.keep
+    ignored = _git_others(ws, spec, ignored=True)
+    if ignored is not None:  # the universe with ignored files differs from it only by these
+        return sum(1 for p in ignored if p.startswith(prefix) and keep(p))
+    everything = sum(1 for p in ws.repo.files(include_ignored=True) if p.startswith(prefix) and keep(p))
+    return max(everything - len(in_scope(ws, spec)), 0)
+
+
+_WALKERS = 2  # as ``repo``: the walk split by top-level entry over two git processes
+
+
+def _git_others(ws, spec: Spec, *, ignored: bool) -> list[str] | None:
+    """Untracked files in scope (``ignored``: only the ignored ones, else only the
+    others), as ``repo`` lists them; ``None`` outside git or when git fails."""
+    import os
+    import subprocess
+
+    if ws.repo.git is None:
+        return None
+    base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z", "--others"]
+    if ignored:
+        base += ["--ignored", "--exclude-standard"]
+    elif not spec.include_ignored:
+        base.append("--exclude-standard")
+    if spec.scope != ".":
+        commands = [[*base, "--", spec.scope]]
+    else:
+        try:
+            entries = sorted(e.name for e in os.scandir(ws.root) if e.name != ".git")
+        except OSError:
+            return None
+        if not entries:
+            return []
+        workers = max(1, min(_WALKERS, len(entries)))
+        commands = [[*base, "--", *entries[i::workers]] for i in range(workers)]
+    try:
+        procs = [subprocess.Popen(c, cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+    except OSError:
+        return None
+    names: list[str] = []
+    failed = False
+    for p in procs:
+        out, _ = p.communicate()
+        failed |= p.returncode != 0
+        names += out.decode("utf-8", "surrogateescape").split("\0")[:-1]
+    return None if failed else names

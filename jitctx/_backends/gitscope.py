@@ -132,6 +132,7 @@ def tracked_extras(ws, spec: Spec, excludes: str | None, box: dict) -> None:
         if proc.returncode != 0:
             return
         listing = proc.stdout
+        box["listing"] = listing
         prefix = "" if spec.scope == "." else spec.scope + "/"
 
         def in_scope(paths):

@@ -26,7 +26,7 @@ import time
 from ..errors import QueryError
 from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among
+from . import Match, Outcome, Spec, denied_among, in_scope
 
 __all__ = ["PythonBackend", "compile_pattern"]
 
@@ -218,19 +218,10 @@ class PythonBackend:
 
     name = "python"
 
-    def _universe(self, ws, spec: Spec) -> list[str]:
-        if spec.file is not None:
-            return [spec.file]
-        names = ws.repo.files(include_ignored=spec.include_ignored)
-        if spec.scope != ".":
-            prefix = spec.scope + "/"
-            names = [p for p in names if p.startswith(prefix)]
-        return names
-
     def count(self, ws, spec: Spec) -> Outcome:
         rx = compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case)
-        out = Outcome(binary=0, denied=0, searched=0)
-        names = [p for p in self._universe(ws, spec) if spec.keep(p)]
+        out = Outcome(binary=0, denied=0)
+        names = in_scope(ws, spec) if spec.file is None else [p for p in [spec.file] if spec.keep(p)]
         denied = denied_among(ws.policy, names) if spec.file is None else {p for p in names if spec.is_denied(p)}
         out.denied = len(denied)
         root = str(ws.root) + os.sep
@@ -255,7 +246,6 @@ class PythonBackend:
                             continue
                         out.skipped.append(Skipped(path, "unreadable"))
                         continue
-                    out.searched += 1
                     if b"\0" in data[:BINARY_PROBE]:
                         if rx.search(data) is not None:
                             out.binary += 1

@@ -36,7 +36,7 @@ from pathlib import Path
 from ..errors import BackendError, QueryError
 from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among
+from . import Match, Outcome, Spec, denied_among, scope_ignored
 from .gitscope import configured_excludes, tracked_extras
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
@@ -246,11 +246,6 @@ class RgBackend:
             args.append("-U")
         return args
 
-    def _scope_ignored(self, ws, spec: Spec) -> bool:
-        """An ignored directory named as ``path``: rg would walk it (a named root is never
-        ignored), but the universe holds only its tracked files."""
-        return spec.scope != "." and not spec.include_ignored and ws.repo.is_ignored(spec.scope)
-
     def _deny_file(self, ws) -> str | None:
         lines = []
         for d in ws.policy.deny:
@@ -347,7 +342,7 @@ class RgBackend:
         if ws.repo.is_git:
             worker = threading.Thread(target=tracked_extras, args=(ws, spec, self._excludes, tracked), daemon=True)
             worker.start()
-        if self._scope_ignored(ws, spec):
+        if scope_ignored(ws, spec):  # rg would walk it (a named root is never ignored)
             counts, skipped, cut = {}, [], False  # only its tracked files (found beside) are in the universe
         else:
             deny_file = self._deny_file(ws)
@@ -359,6 +354,8 @@ class RgBackend:
                     os.unlink(deny_file)
         if worker is not None:
             worker.join()
+            if "listing" in tracked:
+                spec.facts["tracked_listing"] = tracked["listing"]  # reused by an empty result's notice
         keep = spec.keep
         prefix = "" if spec.scope == "." else spec.scope + "/"
         denied = denied_among(ws.policy, list(counts))  # rg was told not to read them; never trust, check
@@ -400,7 +397,7 @@ class RgBackend:
         return counts
 
     def _count_file(self, ws, spec: Spec) -> Outcome:
-        out = Outcome(binary=0, denied=0, searched=0)
+        out = Outcome(binary=0, denied=0)
         path = spec.file
         if spec.is_denied(path) or not spec.keep(path):
             out.denied = int(spec.is_denied(path))
@@ -410,7 +407,6 @@ class RgBackend:
         if b is None:
             out.skipped.append(Skipped(path, "vanished" if not os.path.exists(full) else "unreadable"))
             return out
-        out.searched = 1
         args = self._args(ws, spec, None, traverse=False)
         if b:
             c, _, _, _ = self._counts(ws, spec, [*args, "--binary"], [path])
@@ -443,7 +439,7 @@ class RgBackend:
         """Binary files in scope containing a match: ``--binary -l`` minus the text matches."""
         if spec.file is not None:
             return None
-        if self._scope_ignored(ws, spec):
+        if scope_ignored(ws, spec):  # rg would walk it (a named root is never ignored)
             return 0
         deny_file = self._deny_file(ws)
         try:
