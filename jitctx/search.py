@@ -223,7 +223,6 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     prefix = "" if scope == "." else scope + "/"
     spec = Spec(
         pattern=q.pattern,
-        root=ws.root,
         scope=scope,
         file=single,
         fixed_strings=q.fixed_strings,

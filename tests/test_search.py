@@ -157,7 +157,7 @@ def test_skipped_files_from_rg_messages():
 
 def test_rg_run_keeps_what_was_printed_before_the_time_cap(tmp_path):
     backend = rg_mod.RgBackend("/bin/sh")
-    spec = Spec("x", tmp_path, deadline=time.monotonic() + 0.5)
+    spec = Spec("x", deadline=time.monotonic() + 0.5)
     start = time.monotonic()
     out, _, code, cut = backend._run(["/bin/sh", "-c", "printf 'a\\0001\\n'; printf 'b\\0002'; exec sleep 10"], spec, tmp_path)
     assert time.monotonic() - start < 5
@@ -212,7 +212,7 @@ def test_pattern_only_rg_accepts_names_the_python_backend(repo):
 def test_python_catastrophic_pattern_is_bounded_by_the_cap(repo):
     repo.write("slow.txt", "a" * 32 + "!\n")
     start = time.monotonic()
-    out = PythonBackend().count(Workspace(repo.root), Spec(r"(a+)+$", repo.root, deadline=time.monotonic() + 0.3))
+    out = PythonBackend().count(Workspace(repo.root), Spec(r"(a+)+$", deadline=time.monotonic() + 0.3))
     assert out.timed_out and time.monotonic() - start < 5
 
 
@@ -274,7 +274,7 @@ def test_issue_3_rg_count_of_a_single_file_keeps_its_path(repo):
     # rg --count prints a bare number for one explicit file unless --with-filename
     ws = Workspace(repo.root)
     backend = rg_mod.RgBackend(rg_mod.find_rg())
-    out = backend.count(ws, Spec("greet", ws.root, file="src/app.py", is_denied=ws.policy.is_denied))
+    out = backend.count(ws, Spec("greet", file="src/app.py", is_denied=ws.policy.is_denied))
     assert out.counts == {"src/app.py": 2}
 
 
@@ -343,3 +343,12 @@ def test_issue_3_denied_among_sees_names_with_line_breaks(repo):
 
     policy = Workspace(repo.root).policy
     assert denied_among(policy, ["prod\nserver.key", "a.txt", "x/.env"]) == {"prod\nserver.key", "x/.env"}
+
+
+def test_issue_3_dead_backend_fields_are_gone():
+    from dataclasses import fields
+
+    from jitctx._backends import Outcome
+
+    assert "searched" not in {f.name for f in fields(Outcome)}
+    assert "root" not in {f.name for f in fields(Spec)}

@@ -42,7 +42,6 @@ class Spec:
     """
 
     pattern: str
-    root: object  # pathlib.Path
     scope: str = "."
     file: str | None = None
     fixed_strings: bool = False

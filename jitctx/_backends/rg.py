@@ -315,7 +315,7 @@ class RgBackend:
 
     # -- the count pass ---------------------------------------------------------
 
-    def _counts(self, ws, spec: Spec, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool, bytes]:
+    def _counts(self, ws, spec: Spec, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool]:
         if spec.multiline:
             out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, ws.root)
             self._check(spec, err, code, out)
@@ -330,12 +330,12 @@ class RgBackend:
             out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, ws.root)
             self._check(spec, err, code, out)
             counts = parse_count_output(out)
-        return counts, _skipped_from(err, str(ws.root) + os.sep), cut, err
+        return counts, _skipped_from(err, str(ws.root) + os.sep), cut
 
     def count(self, ws, spec: Spec) -> Outcome:
-        out = Outcome()
         if spec.file is not None:
             return self._count_file(ws, spec)
+        out = Outcome()
         tracked: dict = {}
         worker = None
         self._excludes = configured_excludes(ws) if ws.repo.is_git else None
@@ -348,7 +348,7 @@ class RgBackend:
             deny_file = self._deny_file(ws)
             try:
                 targets = [] if spec.scope == "." else [spec.scope]
-                counts, skipped, cut, _ = self._counts(ws, spec, self._args(ws, spec, deny_file, traverse=True), targets)
+                counts, skipped, cut = self._counts(ws, spec, self._args(ws, spec, deny_file, traverse=True), targets)
             finally:
                 if deny_file:
                     os.unlink(deny_file)
@@ -388,7 +388,7 @@ class RgBackend:
                 text_files.append(p)
         counts: dict[str, int] = {}
         for chunk in _chunks(text_files):
-            c, skipped, cut, _ = self._counts(ws, spec, self._args(ws, spec, None, traverse=False), chunk)
+            c, skipped, cut = self._counts(ws, spec, self._args(ws, spec, None, traverse=False), chunk)
             counts.update(c)
             out.skipped += skipped
             if cut:
@@ -409,10 +409,10 @@ class RgBackend:
             return out
         args = self._args(ws, spec, None, traverse=False)
         if b:
-            c, _, _, _ = self._counts(ws, spec, [*args, "--binary"], [path])
+            c, _, _ = self._counts(ws, spec, [*args, "--binary"], [path])
             out.binary = int(bool(c))
             return out
-        out.counts, out.skipped, out.timed_out, _ = self._counts(ws, spec, args, [path])
+        out.counts, out.skipped, out.timed_out = self._counts(ws, spec, args, [path])
         return out
 
     # -- the page -----------------------------------------------------------------
@@ -445,7 +445,7 @@ class RgBackend:
         try:
             targets = [] if spec.scope == "." else [spec.scope]
             args = [*self._args(ws, spec, deny_file, traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
-            out, err, code, cut = self._run(args, spec, ws.root)
+            out, _, _, cut = self._run(args, spec, ws.root)
         finally:
             if deny_file:
                 os.unlink(deny_file)
