@@ -17,8 +17,10 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import sys
 from collections.abc import Callable
 
+from jitctx.errors import JitctxError
 from jitctx.tools import dispatch, export_schemas
 from jitctx.workspace import Workspace
 
@@ -92,7 +94,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--root", help="repository to explore (default: the working directory's)")
     parser.add_argument("--pattern", default="**/*.py")
     args = parser.parse_args(argv)
-    transcript = run("Find a Python file and tell me what it starts with.", ScriptedModel(args.pattern), Workspace(args.root, max_tokens=4000))
+    try:
+        ws = Workspace(args.root, max_tokens=4000)
+    except JitctxError as exc:  # a bad --root: say why, as the jitctx CLI does, no traceback
+        print(f"agent_loop: error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"  hint: {exc.hint}", file=sys.stderr)
+        return 2
+    transcript = run("Find a Python file and tell me what it starts with.", ScriptedModel(args.pattern), ws)
     for m in transcript:
         body = m.get("content") or json.dumps(m.get("tool_calls"))
         print(f"--- {m['role']}\n{body}")

@@ -68,3 +68,23 @@ def test_example_main_prints_transcript(loop, repo, capsys):
     out = capsys.readouterr().out
     assert out.startswith("--- user\nFind a Python file")
     assert "--- tool\n" in out
+
+
+def test_example_main_bad_root_is_a_message_not_a_traceback(loop, tmp_path, capsys):
+    missing = tmp_path / "nope"
+    assert loop.main(["--root", str(missing)]) == 2
+    out, err = capsys.readouterr()
+    assert out == ""
+    assert err.startswith("agent_loop: error: ") and str(missing) in err
+    assert "\n  hint: " in err and "Traceback" not in err
+
+
+def test_example_script_bad_root_exits_2(tmp_path):
+    import os
+    import subprocess
+    import sys
+
+    env = {**os.environ, "PYTHONPATH": str(EXAMPLE.parents[1])}
+    proc = subprocess.run([sys.executable, str(EXAMPLE), "--root", str(tmp_path / "nope")], capture_output=True, text=True, env=env, timeout=60)
+    assert proc.returncode == 2
+    assert proc.stderr.startswith("agent_loop: error: ") and "Traceback" not in proc.stderr
