@@ -18,6 +18,7 @@ import time
 from dataclasses import dataclass, field
 
 from .errors import PathError, QueryError
+from .policy import clean_line
 from .query import check_bool, check_choice, check_count
 from .refs import FileRef, LineRef, Result, Skipped
 
@@ -184,6 +185,7 @@ def window(text: str, span: tuple[int, int] | None, width: int = LONG_LINE) -> s
 
 
 def _clip(text: str) -> str:
+    text = clean_line(text)
     return text if len(text) <= LONG_LINE else f"{text[:LONG_LINE]} [… {len(text) - LONG_LINE:,} more chars]"
 
 
@@ -375,6 +377,6 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
             shown_upto = after[-1]["line"] if after else m.line
             if m.replaced or any(c["line"] in bad for c in (*before, *after)):
                 replaced.append(f"{path}:{m.line}")
-            text = window(m.text, m.spans[0] if m.spans else None)
+            text = clean_line(window(m.text, m.spans[0] if m.spans else None))
             results.append(LineRef(path, st.st_size, round(st.st_mtime, 3), m.line, text, tuple(before), tuple(after)))
     return results, cut, skipped, replaced

@@ -396,3 +396,9 @@ def test_issue_3_an_empty_grep_asks_git_each_question_once(ws, backend, path, mo
     walks = [c for c in calls if "--others" in c]
     assert len(walks) <= 4 and len({tuple(c) for c in walks}) == len(walks)  # each untracked walk once
     assert len(calls) <= {"rg": 7, "python": 5}[backend]
+
+
+def test_issue_3_a_lone_carriage_return_never_appears(repo, ws, backend):
+    repo.write("cr.txt", b"one\rtwo target\rthree\nctx line\r\n")
+    res = grep(ws, backend, "target", "cr.txt", mode="content", after=1)
+    assert [(r.line, r.text, r.after) for r in res.results] == [(1, "one\u240dtwo target\u240dthree", ({"line": 2, "text": "ctx line"},))]
