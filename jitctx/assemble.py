@@ -33,6 +33,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import QueryError
+from .query import check_count
 from .sources import Message, Source, item_text
 from .window import Context, Cut, Eviction, Section
 
@@ -62,12 +63,8 @@ DYNAMIC_ORDER = ("system", "preload", "output", "notes", "history", "evidence", 
 
 
 def check_budget(budget: object) -> int:
-    """The window budget: a positive whole number of tokens."""
-    if isinstance(budget, bool) or not isinstance(budget, int):
-        raise QueryError(f"budget must be a whole number of tokens, got {budget!r}", hint="pass e.g. budget=16000", field="budget", value=repr(budget))
-    if budget <= 0:
-        raise QueryError(f"budget must be at least 1 token, got {budget}", hint="pass a positive budget, e.g. budget=16000", field="budget", value=budget)
-    return budget
+    """The window budget: a positive whole number of tokens (the rule every count follows)."""
+    return check_count("budget", budget, minimum=1)[0]
 
 
 def _fraction(name: str, value: object, *, upper_open: bool = False) -> float:

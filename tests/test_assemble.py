@@ -330,12 +330,12 @@ def test_prefix_hash_equal_when_only_dynamic_sources_change():
 @pytest.mark.parametrize(
     "budget, message",
     [
-        (0, "budget must be at least 1 token, got 0"),
-        (-5, "budget must be at least 1 token, got -5"),
-        ("100", "budget must be a whole number of tokens, got '100'"),
-        (10.5, "budget must be a whole number of tokens, got 10.5"),
-        (True, "budget must be a whole number of tokens, got True"),
-        (None, "budget must be a whole number of tokens, got None"),
+        (0, "budget must be at least 1, got 0"),
+        (-5, "budget must be at least 1, got -5"),
+        ("100", "budget must be an integer, got '100'"),
+        (10.5, "budget must be an integer, got 10.5"),
+        (True, "budget must be an integer, got True"),
+        (None, "budget must be an integer, got None"),
     ],
 )
 def test_bad_budget(budget, message):
@@ -347,6 +347,28 @@ def test_bad_budget(budget, message):
 
 def test_check_budget_passes_a_good_one():
     assert check_budget(16000) == 16000
+
+
+def test_check_budget_is_the_shared_count_rule(monkeypatch):
+    """One rule for every count: check_budget delegates to query.check_count."""
+    import jitctx.assemble
+    from jitctx.query import check_count
+
+    seen = []
+
+    def spy(name, value, **kw):
+        seen.append((name, value, kw))
+        return check_count(name, value, **kw)
+
+    monkeypatch.setattr(jitctx.assemble, "check_count", spy)
+    assert check_budget(300) == 300
+    assert seen == [("budget", 300, {"minimum": 1})]
+    for bad in (0, "1", 2.5, False):
+        with pytest.raises(QueryError) as mine:
+            check_budget(bad)
+        with pytest.raises(QueryError) as shared:
+            check_count("budget", bad, minimum=1)
+        assert (mine.value.message, mine.value.hint, mine.value.fields) == (shared.value.message, shared.value.hint, shared.value.fields)
 
 
 @pytest.mark.parametrize(
