@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .errors import QueryError
+from .query import check_count
 from .instructions import Candidate, count_memo, cut_lines, pick_instruction, pick_readme
 from .jit import JitInstructions
 
@@ -105,11 +106,7 @@ class Preload:
 
 
 def _check_budget(name: str, value: object) -> int:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise QueryError(f"{name} must be a whole number of tokens, got {value!r}", hint=f"pass {name}=8000, or 0 to turn it off", field=name)
-    if value < 0:
-        raise QueryError(f"{name} must be 0 or more tokens, got {value}", hint=f"pass {name}=0 to turn it off, or a positive number", field=name)
-    return value
+    return check_count(name, value, minimum=0, hint=f"pass {name}=8000 tokens, or 0 to turn it off")[0]
 
 
 def _chain(cwd: str) -> list[str]:

@@ -11,15 +11,16 @@ from .errors import QueryError
 __all__ = ["check_bool", "check_choice", "check_count", "check_pattern", "check_tokens"]
 
 
-def check_count(name: str, value: object, *, minimum: int = 1, maximum: int | None = None, clamp: bool = False) -> tuple[int, str | None]:
+def check_count(name: str, value: object, *, minimum: int = 1, maximum: int | None = None, clamp: bool = False, hint: str | None = None) -> tuple[int, str | None]:
     """An integer count; returns (value, notice). Booleans and floats are refused.
 
     Above ``maximum``: clamped with a notice when ``clamp``, else an error.
+    ``hint`` replaces the generic advice in the errors.
     """
     if isinstance(value, bool) or not isinstance(value, int):
-        raise QueryError(f"{name} must be an integer, got {value!r}", hint=f"pass a whole number such as {name}={max(minimum, 1) * 10}", field=name)
+        raise QueryError(f"{name} must be an integer, got {value!r}", hint=hint or f"pass a whole number such as {name}={max(minimum, 1) * 10}", field=name)
     if value < minimum:
-        raise QueryError(f"{name} must be at least {minimum}, got {value}", hint=f"pass {name}>={minimum}", field=name)
+        raise QueryError(f"{name} must be at least {minimum}, got {value}", hint=hint or f"pass {name}>={minimum}", field=name)
     if maximum is not None and value > maximum:
         if clamp:
             return maximum, f"{name}={value} is above the maximum; clamped to {maximum:,}."

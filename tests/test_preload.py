@@ -521,7 +521,7 @@ def test_cli_text_json_and_errors(pre, capsys):
     assert cli.main(["preload", "--root", str(pre.root), "--budget", "0"]) == 1
     assert capsys.readouterr().out == ""
     assert cli.main(["preload", "--root", str(pre.root), "--budget", "-5"]) == 2
-    assert "budget must be 0 or more tokens, got -5" in capsys.readouterr().err
+    assert "budget must be at least 0, got -5" in capsys.readouterr().err
     assert cli.main(["preload", "--root", str(pre.root), "--cwd", "a/top.py"]) == 2
     assert "not a directory" in capsys.readouterr().err
 
