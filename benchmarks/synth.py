@@ -14,7 +14,6 @@ import os
 import random
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 VERSION = 1

@@ -22,7 +22,6 @@ import hashlib
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import QueryError
 from .query import check_count
 from .instructions import Candidate, count_memo, cut_lines, pick_instruction, pick_readme
 from .jit import JitInstructions
