@@ -16,7 +16,6 @@ from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import check_tokens
 from .refs import Excerpt, Result
 from .repo import Repo, find_root
-from .watch import Ledger
 
 __all__ = ["Workspace"]
 
@@ -53,11 +52,22 @@ class Workspace:
         self.encoding = encoding
         self._tokenizer = tokenizer
         self._lock = threading.RLock()
-        self.ledger = Ledger()
+        self._ledger = None  # created with the first delivery: a one-shot call never imports it
         self._preload_args: dict | None = None
         from .jit import JitInstructions
 
         self.jit = JitInstructions(self)
+
+    @property
+    def ledger(self):
+        """The :class:`jitctx.watch.Ledger` of what this session delivered."""
+        if self._ledger is None:
+            from .watch import Ledger
+
+            with self._lock:
+                if self._ledger is None:
+                    self._ledger = Ledger()
+        return self._ledger
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -243,7 +253,7 @@ class Workspace:
         with self._lock:
             full = full or head != self._checked_head  # HEAD moved since the last look: re-hash everything
             self._checked_head = head
-            return self.ledger.check(head, full=full)
+            return [] if self._ledger is None else self._ledger.check(head, full=full)
 
     def refresh(self):
         """Start over at a boundary the caller chooses: re-render the prefix, clear ``stale``.
