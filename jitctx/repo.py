@@ -131,12 +131,6 @@ def compile_glob(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
         raise QueryError(f"invalid glob {pattern!r}: {exc}", pattern=pattern) from None
 
 
-def _has_git() -> bool:
-    import shutil  # not at start-up
-
-    return shutil.which("git") is not None
-
-
 def _read(p: Path) -> str | None:
     try:
         return p.read_text(encoding="utf-8", errors="replace").strip()
@@ -179,7 +173,7 @@ class Repo:
 
     def __init__(self, root: Path) -> None:
         self.root = root
-        self.git = _git_layout(root) if _has_git() else None
+        self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
         if self.git is not None and self.git.top != root and _ignored_by_git(self.git.top, root):
             # a root inside a directory git ignores (a tool's data dir, an
             # installed tree): git lists nothing there, so serve it as plain files
@@ -269,10 +263,15 @@ class Repo:
             commands.append(others)
         else:
             commands += [[*others, "--", *entries[i::workers]] for i in range(workers)]
+        procs: list[subprocess.Popen] = []
         try:
-            procs = [subprocess.Popen(c, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
-        except OSError as exc:
-            raise RepoError(f"cannot run git in {str(self.root)!r}: {exc}") from None
+            for c in commands:
+                procs.append(subprocess.Popen(c, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+        except OSError:  # no git binary here: the caller walks the tree
+            for p in procs:
+                p.kill()
+                p.wait()
+            return None
         first_out, _ = procs[0].communicate()
         if procs[0].returncode != 0:
             for p in procs[1:]:

@@ -202,3 +202,10 @@ def test_unmerged_paths_are_listed_once(repo):
     assert "UU README.md" in repo.git("status", "--porcelain")
     files = Repo(repo.root).files()
     assert files.count("README.md") == 1
+
+
+def test_without_a_git_binary_the_tree_is_walked(repo, monkeypatch):
+    monkeypatch.setenv("PATH", "/nonexistent")
+    files = set(Repo(repo.root).files())
+    assert files == UNIVERSE  # found by the walk, .git/ left out
+    assert "build/out.txt" not in files  # .gitignore still applies
