@@ -48,11 +48,17 @@ def rg_binary() -> str:
     return str(here) if here.exists() else (shutil.which("rg") or "rg")
 
 
+def jitctx_command() -> list[str]:
+    """The installed console script when there is one (what users run), else ``python -m jitctx``."""
+    script = Path(sys.executable).parent / "jitctx"
+    return [str(script)] if script.exists() else [python(), "-m", "jitctx"]
+
+
 def bench_glob(runs: int) -> dict:
     repo = synth_repo()
     env = env_with_project()
     cases = {
-        "jitctx glob --json": [python(), "-m", "jitctx", "glob", "**/*.py", "--json", "--root", str(repo)],
+        "jitctx glob --json": [*jitctx_command(), "glob", "**/*.py", "--json", "--root", str(repo)],
         "floor (ls-files + filter + stat)": [python(), "-c", FLOOR],
         "rg --files -g '*.py'": [rg_binary(), "--files", "-g", "*.py"],
         "rg --files --hidden -g '*.py'": [rg_binary(), "--files", "--hidden", "-g", "*.py"],
