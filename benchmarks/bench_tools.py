@@ -93,10 +93,9 @@ def overhead(root: Path, name: str, args: dict, reps: int, lib_call) -> dict[str
     lib = time_sync(lambda: lib_call(ws), reps)
     disp = time_sync(lambda: dispatch(name, args, workspace=ws), reps)
 
-    async def in_memory() -> float:
-        app = build_server(workspace=Workspace(root, max_tokens=4000))
-        async with Client(app.server) as c:
-            await c.call_tool(name, args)
+    async def timed(server) -> float:
+        async with Client(server) as c:
+            await c.call_tool(name, args)  # warm-up
             out = []
             for _ in range(reps):
                 t = time.perf_counter()
@@ -104,18 +103,9 @@ def overhead(root: Path, name: str, args: dict, reps: int, lib_call) -> dict[str
                 out.append(time.perf_counter() - t)
             return _median_ms(out)
 
-    async def stdio() -> float:
-        params = StdioServerParameters(command=sys.executable, args=["-m", "jitctx", "mcp", "--root", str(root)], env={"PYTHONPATH": str(ROOT)})
-        async with Client(params) as c:
-            await c.call_tool(name, args)
-            out = []
-            for _ in range(reps):
-                t = time.perf_counter()
-                await c.call_tool(name, args)
-                out.append(time.perf_counter() - t)
-            return _median_ms(out)
-
-    return {"library_ms": lib, "dispatch_ms": disp, "mcp_memory_ms": anyio.run(in_memory), "mcp_stdio_ms": anyio.run(stdio)}
+    in_memory = build_server(workspace=Workspace(root, max_tokens=4000)).server
+    stdio = StdioServerParameters(command=sys.executable, args=["-m", "jitctx", "mcp", "--root", str(root)], env={"PYTHONPATH": str(ROOT)})
+    return {"library_ms": lib, "dispatch_ms": disp, "mcp_memory_ms": anyio.run(timed, in_memory), "mcp_stdio_ms": anyio.run(timed, stdio)}
 
 
 def main() -> int:
