@@ -298,6 +298,16 @@ def _stale(s: Stream, paths: list[str]) -> dict:
     return ev
 
 
+def _side_branch(repo, name: str, path: str, text: str, message: str) -> tuple[str, str]:
+    """A branch ``name`` with one commit writing ``path``; back on main. Returns (main, branch) shas."""
+    main = repo.head()
+    repo.checkout(name, create=True)
+    repo.write(path, text)
+    sha = repo.commit(message)
+    repo.checkout("main")
+    return main, sha
+
+
 def _preloaded(repo_root: Path) -> Workspace:
     ws = Workspace(repo_root)
     ws.ledger.record("AGENTS.md", (repo_root / "AGENTS.md").resolve(), "preload", ws.head_sha())
@@ -316,11 +326,7 @@ def test_commit_on_current_branch(repo, stream):
 
 @pytest.mark.slow
 def test_checkout_other_branch_changing_agents_md(repo, stream):
-    main = repo.head()
-    repo.checkout("feat", create=True)
-    repo.write("AGENTS.md", "# feature rules\n")
-    feat = repo.commit("feature rules")
-    repo.checkout("main")
+    main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature rules\n", "feature rules")
     s = stream(_preloaded(repo.root))
     repo.checkout("feat")
     _moved(s, main, feat, "feat")
@@ -331,11 +337,7 @@ def test_checkout_other_branch_changing_agents_md(repo, stream):
 
 @pytest.mark.slow
 def test_checkout_branch_with_same_agents_md_invalidates_nothing(repo, stream):
-    main = repo.head()
-    repo.checkout("docs", create=True)
-    repo.write("docs/guide.md", "new\n")
-    docs = repo.commit("docs only")
-    repo.checkout("main")
+    main, docs = _side_branch(repo, "docs", "docs/guide.md", "new\n", "docs only")
     s = stream(_preloaded(repo.root))
     repo.checkout("docs")
     _moved(s, main, docs, "docs")
@@ -520,11 +522,7 @@ def test_no_false_alarms(repo, stream, tmp_path):
 
 @pytest.mark.slow
 def test_packed_refs_only_branch(repo, stream):
-    main = repo.head()
-    repo.checkout("packed", create=True)
-    repo.write("p.txt", "p\n")
-    packed = repo.commit("packed")
-    repo.checkout("main")
+    main, packed = _side_branch(repo, "packed", "p.txt", "p\n", "packed")
     repo.git("pack-refs", "--all")
     assert not (repo.root / ".git" / "refs" / "heads" / "packed").exists()
     s = stream(_preloaded(repo.root))
@@ -593,11 +591,7 @@ def test_deleted_directory_is_rewatched_when_it_comes_back(repo, stream):
 
 @pytest.mark.slow
 def test_polling_observer(repo, stream):
-    main = repo.head()
-    repo.checkout("feat", create=True)
-    repo.write("AGENTS.md", "# feature\n")
-    feat = repo.commit("feat")
-    repo.checkout("main")
+    main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature\n", "feat")
     ws = _preloaded(repo.root)
     s = stream(ws, poll=True)
     assert ws._watcher.observer_kind == "polling"
@@ -640,11 +634,7 @@ def test_native_unavailable_falls_back_to_polling(repo, monkeypatch):
 
 @pytest.mark.slow
 def test_watch_events_refresh_session(repo, fake_preload):
-    main = repo.head()
-    repo.checkout("feat", create=True)
-    repo.write("AGENTS.md", "# feature\n")
-    feat = repo.commit("feat")
-    repo.checkout("main")
+    main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature\n", "feat")
     ws = Workspace(repo.root)
     s = Stream(ws, refresh=True)
     try:
@@ -675,11 +665,7 @@ def test_watch_events_timeout_ends_and_stops(repo):
 def test_cli_watch_streams_json_lines(repo, fake_preload, capsys):
     import json
 
-    main = repo.head()
-    repo.checkout("feat", create=True)
-    repo.write("AGENTS.md", "# feature\n")
-    feat = repo.commit("feat")
-    repo.checkout("main")
+    main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature\n", "feat")
     codes = []
     t = threading.Thread(target=lambda: codes.append(cli.main(["watch", "--root", str(repo.root), "--timeout", "4"])))
     t.start()
