@@ -12,7 +12,7 @@ import stat as _stat
 from dataclasses import dataclass, replace
 
 from .query import check_bool, check_choice, check_count, check_pattern
-from .refs import FileRef, Result
+from .refs import FileRef, Result, file_ref
 
 __all__ = ["FindQuery", "SORTS", "find"]
 
@@ -168,4 +168,4 @@ def _literal_hit(ws, q: FindQuery, prefix: str) -> FileRef | None:
         target = ws.policy.resolve(path, want="any")
     except Exception:
         return None
-    return FileRef(target.path, st.st_size, round(st.st_mtime, 3), ignored=ws.repo.is_ignored(target.path), denied=ws.policy.is_denied(target.path))
+    return file_ref(target.path, st, ignored=ws.repo.is_ignored(target.path), denied=ws.policy.is_denied(target.path))

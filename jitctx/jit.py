@@ -18,6 +18,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
 from .errors import QueryError
+from .refs import mtime_of
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, cut_lines, pick_instruction
 
 __all__ = ["JIT_TOKENS", "JitInstructions"]
@@ -149,7 +150,7 @@ class JitInstructions:
         return out
 
     def _entry(self, d: str, c: Candidate, content: bool) -> dict:
-        entry: dict[str, Any] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": round(c.st.st_mtime, 3)}  # type: ignore[union-attr]
+        entry: dict[str, Any] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": mtime_of(c.st)}  # type: ignore[union-attr]
         if c.outside:
             entry["warning"] = "symlink to a file outside the root"
         if not content:

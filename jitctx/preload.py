@@ -23,6 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from .query import check_count
+from .refs import mtime_of
 from .instructions import Candidate, count_memo, cut_lines, pick_instruction, pick_readme
 from .jit import JitInstructions
 
@@ -320,7 +321,7 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
     for c, reason, b in files:
         st, loaded = c.st, c.loaded
         size = st.st_size if st is not None else None
-        mtime = round(st.st_mtime, 3) if st is not None else None
+        mtime = mtime_of(st) if st is not None else None
         whole = count_memo(tok, loaded, "text", lambda: loaded.text) if loaded is not None and loaded.complete and not loaded.binary else None
         blob = loaded.blob if loaded is not None else None
         note = None

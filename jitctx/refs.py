@@ -13,7 +13,7 @@ TYPE_CHECKING = False  # typing costs start-up time; annotations are strings her
 if TYPE_CHECKING:  # pragma: no cover
     from typing import Any
 
-__all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref"]
+__all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,9 +44,14 @@ class FileRef:
         return d
 
 
+def mtime_of(st: os.stat_result) -> float:
+    """A reference's ``mtime``: epoch seconds to the millisecond (one rule for every result)."""
+    return round(st.st_mtime, 3)
+
+
 def file_ref(path: str, st: os.stat_result, **extra: Any) -> FileRef:
     """Build a FileRef from a repo-relative path and its ``stat``."""
-    return FileRef(path, st.st_size, round(st.st_mtime, 3), **extra)
+    return FileRef(path, st.st_size, mtime_of(st), **extra)
 
 
 @dataclass(frozen=True, slots=True)

@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from .errors import PathError, QueryError
 from .policy import clean_line
 from .query import check_bool, check_choice, check_count
-from .refs import FileRef, LineRef, Result, Skipped
+from .refs import LineRef, Result, Skipped, file_ref, mtime_of
 
 __all__ = ["LONG_LINE", "MODES", "SearchQuery", "search", "window"]
 
@@ -261,7 +261,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
             except OSError:
                 skipped.append(Skipped(path, "vanished"))
                 continue
-            results.append(FileRef(path, st.st_size, round(st.st_mtime, 3), ignored=ignored_flag, matches=n))
+            results.append(file_ref(path, st, ignored=ignored_flag, matches=n))
         total, unit = len(order), "files"
 
     res = Result("grep", results, total=total)
@@ -378,5 +378,5 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
             if m.replaced or any(c["line"] in bad for c in (*before, *after)):
                 replaced.append(f"{path}:{m.line}")
             text = clean_line(window(m.text, m.spans[0] if m.spans else None))
-            results.append(LineRef(path, st.st_size, round(st.st_mtime, 3), m.line, text, tuple(before), tuple(after)))
+            results.append(LineRef(path, st.st_size, mtime_of(st), m.line, text, tuple(before), tuple(after)))
     return results, cut, skipped, replaced

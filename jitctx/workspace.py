@@ -14,7 +14,7 @@ from dataclasses import replace
 
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import check_tokens
-from .refs import Excerpt, Result
+from .refs import Excerpt, Result, mtime_of
 from .repo import Repo, find_root
 
 __all__ = ["Workspace"]
@@ -133,7 +133,7 @@ class Workspace:
         excerpt = Excerpt(
             target.path,
             size,
-            round(target.st.st_mtime, 3),
+            mtime_of(target.st),
             span.start_line,
             end,
             span.total_lines,
