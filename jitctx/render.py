@@ -8,7 +8,6 @@ the JSON form, and cutting a result at whole items (or whole lines) to fit
 from __future__ import annotations
 
 import json
-import re
 import time
 from dataclasses import replace
 
@@ -128,9 +127,6 @@ def render_text(result: Result, now: float | None = None) -> str:
     return "\n".join(parts)
 
 
-_READ_ON = re.compile(r"[\d,]+ (?:more|earlier) lines; read (?:on|them) with head path=.+? start=\d+(?: \(or a later start\))?\.")
-
-
 def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
     """Cut ``result`` at whole items (or whole excerpt lines) to fit ``max_tokens``.
 
@@ -144,10 +140,12 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
         result = replace(result, instructions=[{**i, "content": None} for i in result.instructions])
         result.add_notice("instructions met just now are given as references to fit max_tokens; read them with head.")
         fixed = tokenizer.count(render_text(replace(result, results=[])))
-    room = max_tokens - fixed - 40  # leave room for the cut notice
+    room = max_tokens - fixed - 60  # leave room for the cut notice and the read-on call
     items = result.results
     if len(items) == 1 and isinstance(items[0], Excerpt):
-        return _fit_excerpt(result, items[0], room, tokenizer)
+        # the excerpt's header line is paid for too (a placeholder count as wide as any real one)
+        header = render_item(replace(items[0], content="", tokens=10**9))
+        return _fit_excerpt(result, items[0], room - tokenizer.count(header), tokenizer)
     kept, used = [], 0
     for item in items:
         cost = tokenizer.count(render_item(item)) + 1
@@ -186,13 +184,8 @@ def _fit_excerpt(result: Result, e: Excerpt, room: int, tokenizer) -> Result:
     if start is not None:
         start, end = (end - len(kept) + 1, end) if from_end else (start, start + len(kept) - 1)
     cut = replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))
-    # the read-on notice peek gave for the uncut excerpt no longer holds: the cut notice replaces it
-    notice = _READ_ON.sub("", result.notice or "").strip() or None
-    out = replace(result, results=[cut], truncated=True, notice=notice)
-    if from_end:
-        earlier = f" {start - 1:,} earlier lines; read them with head path={e.path} start=1." if start is not None and start > 1 else ""
-        out.add_notice(f"cut to the last {len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.{earlier}")
-    else:
-        nxt = f"head path={e.path} start={e.start_line + len(kept)}"
-        out.add_notice(f"cut to {len(kept):,} of {len(lines):,} lines to fit max_tokens; read on with {nxt}, or raise max_tokens.")
+    out = replace(result, results=[cut], truncated=True)
+    # the call that reads on is added by the Workspace from the lines kept
+    which = "the last " if from_end else ""
+    out.add_notice(f"cut to {which}{len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
     return out

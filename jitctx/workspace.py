@@ -153,17 +153,15 @@ class Workspace:
                 res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
             else:
                 res.add_notice(f"{target.path} is over 8 MiB, so total_lines was not counted.")
-        if tool == "head" and span.total_lines is not None and end is not None and end < span.total_lines:
-            res.add_notice(f"{span.total_lines - end:,} more lines; read on with head path={target.path} start={end + 1}.")
-        elif tool == "tail" and span.start_line is not None and span.start_line > 1:
-            res.add_notice(f"{span.start_line - 1:,} earlier lines; read them with head path={target.path} start=1 (or a later start).")
         if span.replaced:
             res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
         if span.cut_lines:
             res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
         head = self.head_sha()
         self.ledger.record(target.path, target.real, "read", head)
-        return self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True, head=head)
+        res = self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True, head=head)
+        _add_read_on(res)  # after any token cut: it names the lines actually shown
+        return res
 
     def grep(
         self,
@@ -425,3 +423,15 @@ class Workspace:
 def _stale_keys(stale: list[dict]) -> tuple:
     """What makes two stale lists "the same news": paths and what happened to them."""
     return tuple((s["path"], s["change"]) for s in stale)
+
+
+def _add_read_on(res: Result) -> None:
+    """The call that reads past a head/tail excerpt, from the lines it shows."""
+    e = res.results[0]
+    if res.tool == "head" and e.end_line is not None and e.content:
+        if e.total_lines is not None and e.end_line < e.total_lines:
+            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")
+        elif e.total_lines is None and res.truncated:
+            res.add_notice(f"read on with head path={e.path} start={e.end_line + 1}.")
+    elif res.tool == "tail" and e.start_line is not None and e.start_line > 1:
+        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")

@@ -243,3 +243,15 @@ def test_issue_2_a_lone_carriage_return_never_appears(repo, ws):
 def test_issue_2_a_file_named_tilde_is_served(repo, ws):
     repo.write("~", "tilde file\n")
     assert excerpt(ws.head("~")).content == "tilde file\n"
+
+
+@pytest.mark.parametrize("n", [5, 40, 200])
+def test_issue_2_head_and_tail_fit_max_tokens_with_their_notices(repo, n):
+    from jitctx.budget import get_tokenizer
+    from jitctx.render import render_text
+
+    repo.write("long.md", "".join(f"line {i}: some words to make it longer than it needs\n" for i in range(3000)))
+    ws = Workspace(repo.root)
+    for res in (ws.head("long.md", 2000, start=n, max_tokens=150), ws.tail("long.md", 2000, max_tokens=150)):
+        assert get_tokenizer().count(render_text(res)) <= 150
+        assert "read" in res.notice and res.truncated
