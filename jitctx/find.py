@@ -11,6 +11,7 @@ import os
 import stat as _stat
 from dataclasses import dataclass, replace
 
+from .errors import JitctxError
 from .query import check_bool, check_choice, check_count, check_pattern
 from .refs import FileRef, Result, file_ref
 
@@ -166,6 +167,6 @@ def _literal_hit(ws, q: FindQuery, prefix: str) -> FileRef | None:
     path = prefix + q.pattern
     try:
         target = ws.policy.resolve(path, want="any")
-    except Exception:
+    except JitctxError:  # outside the root, inside .git: not a literal hit
         return None
     return file_ref(target.path, st, ignored=ws.repo.is_ignored(target.path), denied=ws.policy.is_denied(target.path))

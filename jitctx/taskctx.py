@@ -146,14 +146,15 @@ def context_for_task(
     history: Any = (),
     notes: Any = (),
     use_preload: bool = True,
+    cwd: str | None = None,
     tokenizer=None,
 ) -> Context:
     """Preload, gather evidence for ``task`` with grep/glob, assemble within ``budget``.
 
     ``history``: chat messages (``Message`` or OpenAI dicts); ``notes``:
     strings or Sources. The prefix is the workspace's last preload
-    (``ws.last_preload``); ``ws.preload()`` runs only when there is none yet,
-    and ``use_preload=False`` skips it. Preloaded files that went stale since
+    (``ws.last_preload``); ``ws.preload(cwd)`` runs only when there is none
+    yet, and ``use_preload=False`` skips it. Preloaded files that went stale since
     are warnings (the prefix stays as rendered until ``ws.refresh()``). A
     failing preload or search is a warning in the report; the rest goes on.
     """
@@ -170,7 +171,7 @@ def context_for_task(
         # nobody saw and replace the arguments refresh() repeats.
         pre = getattr(ws, "last_preload", None)
         if pre is None:
-            pre = ws.preload()
+            pre = ws.preload(cwd)
         warnings.extend(f"preload: {w}" for w in getattr(pre, "warnings", ()) or ())
         try:
             stale = ws.stale() if callable(getattr(ws, "stale", None)) else ()

@@ -213,12 +213,8 @@ def _cmd_context(args) -> int:
 
     check_budget(args.budget)  # a bad budget fails before any work
     ws = _workspace(args)
-    try:
-        # the prefix runs to the working directory, as `jitctx preload` does
-        ws.preload(_from_cwd(ws, "."))
-    except Exception:  # noqa: BLE001 -- context_for_task tries again and reports it as a warning
-        pass
-    ctx = context_for_task(ws, args.task, budget=args.budget)
+    # the prefix runs to the working directory, as `jitctx preload` does; a failing preload is a warning
+    ctx = context_for_task(ws, args.task, budget=args.budget, cwd=_from_cwd(ws, "."))
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
