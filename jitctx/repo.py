@@ -256,8 +256,11 @@ class Repo:
             raise RepoError(f"cannot list {str(self.root)!r}: {exc.strerror}") from None
         workers = max(1, min(_WALKERS, len(entries)))
         cached = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--deduplicate"]  # unmerged entries once
-        if suffix:  # let git drop the tracked paths that cannot match (fewer to decode and test)
-            cached += ["--", f":(glob)**/*{suffix}"]
+        if suffix:
+            # let git drop the tracked paths that cannot match (fewer to decode
+            # and test); a plain pathspec's '*' crosses '/', and git matches
+            # '*<literal>' a third cheaper than ':(glob)**/*<literal>'
+            cached += ["--", f"*{suffix}"]
         commands = [cached]
         if workers == 1:
             commands.append(others)
@@ -266,7 +269,7 @@ class Repo:
         procs: list[subprocess.Popen] = []
         try:
             for c in commands:
-                procs.append(subprocess.Popen(c, cwd=self.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
+                procs.append(subprocess.Popen(c, cwd=self.root, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
         except OSError:  # no git binary here: the caller walks the tree
             for p in procs:
                 p.kill()
@@ -341,10 +344,30 @@ class Repo:
         return _ignored(chain, rel)
 
 
+# What would make git look at another repository than the one at the root, or
+# read jitctx's pathspecs another way: a git hook exports some of these, a
+# user's shell may set the others.
+_FOREIGN_GIT_ENV = (
+    "GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE", "GIT_COMMON_DIR",
+    "GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS",
+)
+
+
+def git_env() -> dict[str, str] | None:
+    """The environment for a git subprocess run at the root: ``None`` (inherit)
+    unless some of ``_FOREIGN_GIT_ENV`` is set, else a copy without them."""
+    environ = os.environ
+    if not any(k in environ for k in _FOREIGN_GIT_ENV):
+        return None
+    return {k: v for k, v in environ.items() if k not in _FOREIGN_GIT_ENV}
+
+
 def _check_ignore(cwd: Path, rel: str) -> bool:
     """git's verdict on one untracked path (tracked files are never ignored)."""
     try:
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", rel], cwd=cwd, capture_output=True, check=False)
+        # a leading ':' would read as pathspec magic (check-ignore takes no --literal-pathspecs)
+        arg = "./" + rel if rel.startswith(":") else rel
+        proc = subprocess.run(["git", "check-ignore", "-q", "--", arg], cwd=cwd, env=git_env(), capture_output=True, check=False)
     except OSError:
         return False
     return proc.returncode == 0

@@ -401,3 +401,11 @@ def test_issue_3_a_lone_carriage_return_never_appears(repo, ws, backend):
     repo.write("cr.txt", b"one\rtwo target\rthree\nctx line\r\n")
     res = grep(ws, backend, "target", "cr.txt", mode="content", after=1)
     assert [(r.line, r.text, r.after) for r in res.results] == [(1, "one\u240dtwo target\u240dthree", ({"line": 2, "text": "ctx line"},))]
+
+
+def test_a_tracked_file_whose_name_starts_with_a_colon_and_is_ignored_is_searched(ws, backend, repo):
+    repo.write(".gitignore", (repo.root / ".gitignore").read_text() + ":*.txt\n")
+    repo.write(":kept.txt", "needle\n")
+    repo.git("add", "-f", "./:kept.txt")
+    repo.write(":loose.txt", "needle\n")  # untracked and ignored: not searched
+    assert files(grep(ws, backend, "needle")) == [(":kept.txt", 1)]

@@ -209,3 +209,33 @@ def test_without_a_git_binary_the_tree_is_walked(repo, monkeypatch):
     files = set(Repo(repo.root).files())
     assert files == UNIVERSE  # found by the walk, .git/ left out
     assert "build/out.txt" not in files  # .gitignore still applies
+
+
+@pytest.mark.parametrize("var", ["GIT_LITERAL_PATHSPECS", "GIT_GLOB_PATHSPECS", "GIT_NOGLOB_PATHSPECS", "GIT_ICASE_PATHSPECS"])
+def test_the_callers_pathspec_settings_do_not_change_the_universe(repo, monkeypatch, var):
+    repo.write("notes/todo.py", "untracked\n")
+    monkeypatch.setenv(var, "1")
+    r = Repo(repo.root)
+    assert set(r.files()) == UNIVERSE | {"notes/todo.py"}
+    listed = {p for chunk in r.file_chunks(suffix=".py") for p in chunk}
+    assert {p for p in listed if p.endswith(".py")} == {"src/app.py", "src/util/__init__.py", "src/util/helpers.py", "text/link-to-app.py", "notes/todo.py"}
+    assert not r.is_ignored("src/app.py") and r.is_ignored("scratch.log")
+
+
+def test_a_git_hooks_environment_does_not_redirect_git_to_another_repository(repo, make_repo, monkeypatch):
+    other = make_repo("preload")
+    monkeypatch.setenv("GIT_DIR", str(other.root / ".git"))
+    monkeypatch.setenv("GIT_WORK_TREE", str(other.root))
+    monkeypatch.setenv("GIT_INDEX_FILE", str(other.root / ".git" / "index"))
+    r = Repo(repo.root)
+    assert set(r.files()) == UNIVERSE
+    assert r.is_ignored("scratch.log")
+
+
+def test_a_name_starting_with_a_colon_is_not_read_as_pathspec_magic(repo):
+    repo.write(".gitignore", (repo.root / ".gitignore").read_text() + ":scratch.txt\n")
+    repo.write(":scratch.txt", "ignored by its own name\n")
+    repo.write(":keep.txt", "not ignored\n")
+    r = Repo(repo.root)
+    assert r.is_ignored(":scratch.txt")
+    assert not r.is_ignored(":keep.txt")

@@ -221,6 +221,8 @@ def _git_others(ws, spec: Spec, *, ignored: bool) -> list[str] | None:
     import os
     import subprocess
 
+    from ..repo import git_env
+
     if ws.repo.git is None:
         return None
     base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z", "--others"]
@@ -240,7 +242,7 @@ def _git_others(ws, spec: Spec, *, ignored: bool) -> list[str] | None:
         workers = max(1, min(_WALKERS, len(entries)))
         commands = [[*base, "--", *entries[i::workers]] for i in range(workers)]
     try:
-        procs = [subprocess.Popen(c, cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
+        procs = [subprocess.Popen(c, cwd=ws.root, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
     except OSError:
         return None
     names: list[str] = []

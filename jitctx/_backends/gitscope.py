@@ -17,6 +17,7 @@ import subprocess
 from pathlib import Path
 
 from ..errors import BackendError
+from ..repo import git_env
 from . import Spec, _literal_runs as _literal_run
 
 __all__ = ["configured_excludes", "tracked_extras"]
@@ -81,7 +82,7 @@ def configured_excludes(ws) -> str | None:
         except OSError:
             continue
         if "excludesfile" in text or "[include" in text:
-            proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=ws.root, capture_output=True, text=True, check=False)
+            proc = subprocess.run(["git", "config", "--path", "--get", "core.excludesFile"], cwd=ws.root, env=git_env(), capture_output=True, text=True, check=False)
             value = proc.stdout.strip()
             return os.path.expanduser(value) if value else None
     return None
@@ -127,7 +128,7 @@ def tracked_extras(ws, spec: Spec, excludes: str | None, box: dict) -> None:
     try:
         proc = subprocess.run(
             ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached"],
-            cwd=ws.root, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
+            cwd=ws.root, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, check=False,
         )
         if proc.returncode != 0:
             return
@@ -183,9 +184,11 @@ def _ignored_tracked(ws, listing: bytes, in_scope, excludes: str | None) -> list
     cands = [p for p in in_scope(_decoded(entries)) if rx.search(p)]
     if not cands:
         return []
+    # a leading ':' would read as pathspec magic: such a path goes in (and comes back) as './:...'
+    asked = ["./" + p if p.startswith(":") else p for p in cands]
     proc = subprocess.run(
         ["git", "-c", "core.quotepath=off", "check-ignore", "--no-index", "-z", "--stdin"],
-        cwd=ws.root, input="\0".join(cands).encode("utf-8", "surrogateescape") + b"\0", capture_output=True, check=False,
+        cwd=ws.root, env=git_env(), input="\0".join(asked).encode("utf-8", "surrogateescape") + b"\0", capture_output=True, check=False,
     )
     hits = proc.stdout.decode("utf-8", "surrogateescape").split("\0")
-    return [p for p in hits if p]
+    return [p[2:] if p.startswith("./:") else p for p in hits if p]
