@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import stat as _stat
 from dataclasses import dataclass, replace
+from operator import itemgetter
 
 from .errors import JitctxError
 from .query import check_bool, check_choice, check_count, check_pattern
@@ -64,29 +65,48 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bo
     suffix = None if q.ignore_case else _suffix_only(q.pattern)
     # importing pathspec costs ~20 ms: a plain suffix does not need it
     match = None if suffix else compile_glob(q.pattern, q.ignore_case).match
-    root = str(ws.root) + os.sep
     n = len(prefix)
     hits: list[tuple[str, int, float, bool]] = []
     searched = 0
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
-    for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix):
-        cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
-        searched += len(cands)
-        picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
-        for rel in picked:
-            path = prefix + rel
-            try:
-                st = os.lstat(root + path)
-            except OSError:
-                continue  # tracked but deleted
-            if _stat.S_ISLNK(st.st_mode):
-                hit = _link_hit(ws, path, st)
-                if hit is not None:
-                    hits.append(hit)
-            elif _stat.S_ISREG(st.st_mode):  # not a submodule or directory
-                hits.append((path, st.st_size, st.st_mtime, False))
+    base, fd = _open_root(ws.root)
+    try:
+        for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix):
+            cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
+            searched += len(cands)
+            picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
+            for rel in picked:
+                path = prefix + rel
+                try:
+                    st = os.lstat(base + path, dir_fd=fd)
+                except OSError:
+                    continue  # tracked but deleted
+                if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
+                    hits.append((path, st.st_size, st.st_mtime, False))
+                elif _stat.S_ISLNK(st.st_mode):
+                    hit = _link_hit(ws, path, st)
+                    if hit is not None:
+                        hits.append(hit)
+    finally:
+        if fd is not None:
+            os.close(fd)
     # with a suffix, git already left out tracked paths that cannot match: no honest count
     return hits, None if suffix and ws.repo.is_git else searched
+
+
+def _open_root(root) -> tuple[str, int | None]:
+    """(prefix, dir fd) to ``lstat`` repo-relative paths from an open root directory.
+
+    The kernel then walks only the relative part of each path: ~15 % less per
+    call than absolute paths, which counts over tens of thousands of files.
+    Where ``dir_fd`` is not supported, absolute paths (prefix = the root).
+    """
+    if os.lstat in os.supports_dir_fd:
+        try:
+            return "", os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+        except OSError:
+            pass
+    return str(root) + os.sep, None
 
 
 def _link_hit(ws, path: str, lst: os.stat_result) -> tuple[str, int, float, bool] | None:
@@ -123,13 +143,11 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
     else:
         hits, searched = _scan(ws, q, prefix)
         total = len(hits)
-        # sort plain tuples, build objects only for what is shown
-        if q.sort == "mtime":
-            hits.sort(key=lambda h: (-h[2], h[0]))
-        elif q.sort == "size":
-            hits.sort(key=lambda h: (-h[1], h[0]))
-        else:
-            hits.sort(key=lambda h: h[0])
+        # sort plain tuples, build objects only for what is shown; ties by
+        # path: a path sort first, then a stable sort on the key (C-level keys)
+        hits.sort(key=itemgetter(0))
+        if q.sort != "path":
+            hits.sort(key=itemgetter(2 if q.sort == "mtime" else 1), reverse=True)
         denied = ws.policy.is_denied
         refs = [FileRef(p, size, round(mtime, 3), denied=target_denied or denied(p)) for p, size, mtime, target_denied in hits[: q.limit]]
 
