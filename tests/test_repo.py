@@ -239,3 +239,44 @@ def test_a_name_starting_with_a_colon_is_not_read_as_pathspec_magic(repo):
     r = Repo(repo.root)
     assert r.is_ignored(":scratch.txt")
     assert not r.is_ignored(":keep.txt")
+
+
+def _prefetched():
+    from jitctx import repo as repo_mod
+
+    return dict(repo_mod._prefetched)
+
+
+def test_a_prefetched_listing_is_taken_by_the_next_listing_of_its_root(repo):
+    from jitctx.repo import prefetch_listing
+
+    repo.write("notes/todo.py", "untracked\n")
+    prefetch_listing(str(repo.root), suffix=".py")
+    pending = _prefetched()
+    assert list(pending) == [str(repo.root)]
+    procs = pending[str(repo.root)].procs
+    listed = {p for chunk in Repo(repo.root).file_chunks(suffix=".py") for p in chunk}
+    assert {"src/app.py", "notes/todo.py"} <= listed
+    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
+
+
+def test_a_prefetched_listing_for_other_arguments_is_stopped_not_used(repo):
+    from jitctx.repo import prefetch_listing
+
+    repo.write("scratch.log", "ignored\n")
+    prefetch_listing(str(repo.root), suffix=".py")
+    procs = _prefetched()[str(repo.root)].procs
+    assert set(Repo(repo.root).files(include_ignored=True)) >= UNIVERSE | {"scratch.log", "build/out.txt"}
+    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
+
+
+def test_drop_prefetched_stops_the_processes_and_bad_roots_are_left_to_the_real_call(repo, tmp_path):
+    from jitctx.repo import drop_prefetched, prefetch_listing
+
+    prefetch_listing(str(repo.root))
+    procs = _prefetched()[str(repo.root)].procs
+    drop_prefetched()
+    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
+    prefetch_listing(str(tmp_path / "missing"))  # no error here, nothing started
+    prefetch_listing(str(repo.root / "build"))  # ignored by git: served as plain files, not listed by git
+    assert _prefetched() == {}

@@ -266,6 +266,8 @@ def main(argv: list[str] | None = None) -> int:
     if not args.command:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
+    if args.command == "glob":
+        _prefetch(args)
     from ..errors import JitctxError
 
     try:
@@ -290,6 +292,20 @@ def main(argv: list[str] | None = None) -> int:
             raise
         _error(f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it")
         return EXIT_ERROR
+    finally:
+        if args.command == "glob":
+            from ..repo import drop_prefetched
+
+            drop_prefetched()
+
+
+def _prefetch(args) -> None:
+    """glob lists the whole repository: start git on it before the rest of jitctx imports."""
+    if not args.pattern.strip():
+        return  # an error to report, nothing to list
+    from ..repo import glob_suffix, prefetch_listing
+
+    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case))
 
 
 def _error(message: str, hint: str | None) -> None:

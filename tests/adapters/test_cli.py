@@ -172,3 +172,23 @@ def test_file_names_that_are_not_utf8(repo):
         capture_output=True, env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
     )
     assert text.returncode == 0 and text.stdout.startswith(name)  # the name's own bytes
+
+
+def test_glob_leaves_no_git_process_behind_when_it_fails_after_starting_the_listing(repo, capsys, monkeypatch):
+    from jitctx import repo as repo_mod
+
+    started = []
+    real = repo_mod.prefetch_listing
+
+    def spy(*a, **kw):
+        real(*a, **kw)
+        started.extend(listing.procs for listing in repo_mod._prefetched.values())
+
+    monkeypatch.setattr(repo_mod, "prefetch_listing", spy)
+    code, out, err = run(capsys, "glob", "*.py", "no/such/dir", "--root", str(repo.root))
+    assert code == 2 and "no/such/dir" in err
+    assert started and all(p.returncode is not None for procs in started for p in procs)
+    assert repo_mod._prefetched == {}
+    code, out, _ = run(capsys, "glob", "**/*.py", "--sort", "path", "--root", str(repo.root))
+    assert code == 0 and "src/app.py" in out and "src/util/helpers.py" in out
+    assert repo_mod._prefetched == {}
