@@ -315,5 +315,20 @@ def _error(message: str, hint: str | None) -> None:
 
 
 def entry() -> None:
-    """Console-script entry point."""
-    sys.exit(main())
+    """Console-script entry point.
+
+    Once the output is flushed the process ends without the interpreter's
+    teardown, as mypy's CLI does: freeing every object costs ~7 ms after a
+    100k-file glob, and nothing is left to clean up (``main`` has stopped
+    any git process it started; watch and mcp have stopped their threads).
+    """
+    try:
+        code = main()
+    except SystemExit as exc:  # --help, --version, a usage error: argparse has printed
+        code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):  # the reader went away: nothing more to say
+        pass
+    os._exit(code)

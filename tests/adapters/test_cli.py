@@ -192,3 +192,17 @@ def test_glob_leaves_no_git_process_behind_when_it_fails_after_starting_the_list
     code, out, _ = run(capsys, "glob", "**/*.py", "--sort", "path", "--root", str(repo.root))
     assert code == 0 and "src/app.py" in out and "src/util/helpers.py" in out
     assert repo_mod._prefetched == {}
+
+
+def test_the_console_entry_flushes_everything_before_it_exits(repo):
+    for i in range(1500):
+        repo.write(f"many/f{i}.txt", "x\n")
+    proc = _cli("glob", "**/*.txt", "--json", "--limit", "2000", "--sort", "path", "--root", str(repo.root))
+    assert proc.returncode == 0 and proc.stderr == ""
+    assert len(json.loads(proc.stdout)["results"]) == 1500 + 7  # the fixture's own .txt files too
+    proc = _cli("glob", "   ", "--root", str(repo.root))
+    assert proc.returncode == 2 and "pattern" in proc.stderr and proc.stdout == ""
+    proc = _cli("glob")
+    assert proc.returncode == 2 and "usage: jitctx glob" in proc.stderr
+    proc = _cli("--help")
+    assert proc.returncode == 0 and proc.stdout.startswith("usage: jitctx")
