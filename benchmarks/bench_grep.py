@@ -35,9 +35,10 @@ ROOT = HERE.parent
 sys.path.insert(0, str(HERE))
 sys.path.insert(0, str(ROOT))
 
+from common import env_with_project  # noqa: E402
 from synth import RARE, synth_repo  # noqa: E402
 
-PY = os.environ.get("JITCTX_PYTHON", "/tmp/venv/bin/python" if Path("/tmp/venv/bin/python").exists() else sys.executable)
+PY = os.environ.get("JITCTX_PYTHON", sys.executable)
 CASES = [("common", "result"), ("rare", RARE), ("regex", r"fn_\d+_1\b")]
 
 
@@ -63,7 +64,7 @@ def _time(cmd: list[str], cwd: Path, env: dict | None = None) -> float:
 def run(reps: int, py_reps: int) -> None:
     repo = synth_repo()
     rg = _rg()
-    env = {**os.environ, "PYTHONPATH": str(ROOT)}
+    env = env_with_project()
     print(f"repo: {repo}  reps: {reps} (python backend: {py_reps})  load: {os.getloadavg()[0]:.2f}")
     print(f"{'case':18} {'rg --hidden':>11} {'jitctx':>8} {'ratio':>6} {'python':>8} {'py/rg':>6}")
     for mode in ("files", "content"):

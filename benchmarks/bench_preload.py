@@ -23,6 +23,9 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
+sys.path.insert(0, str(HERE))
+
+from common import compile_project  # noqa: E402
 
 LEVELS = ["l1", "l2", "l3", "l4"]  # root + 4 = a 5-level chain
 
@@ -130,6 +133,7 @@ def _jit(reps: int = 3) -> dict | None:
 
 
 def main() -> None:
+    compile_project()
     reps = 30
     with tempfile.TemporaryDirectory() as tmp:
         root = build(Path(tmp) / "chain")

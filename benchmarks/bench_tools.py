@@ -29,7 +29,9 @@ import anyio
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parent
 sys.path.insert(0, str(ROOT))
+sys.path.insert(0, str(HERE))
 
+from common import compile_project  # noqa: E402
 from jitctx.adapters.mcp import build_server  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
 from jitctx.workspace import Workspace  # noqa: E402
@@ -110,6 +112,7 @@ def overhead(root: Path, name: str, args: dict, reps: int, lib_call) -> dict[str
 
 def main() -> int:
     parser = argparse.ArgumentParser()
+    compile_project()
     parser.add_argument("--reps", type=int, default=50)
     parser.add_argument("--startup-reps", type=int, default=5)
     a = parser.parse_args()
