@@ -146,7 +146,7 @@ class JitInstructions:
         for d, c in due:
             if c.path not in shown:  # head/tail of the instruction file itself carries it already
                 out.append(self._entry(d, c, content))
-            self.ws.ledger.record(c.path, c.real, "instructions", head)
+            self.ws.ledger.record(c.path, c.real, "instructions", head, named=self.ws.root / c.path)
         return out
 
     def _entry(self, d: str, c: Candidate, content: bool) -> dict:

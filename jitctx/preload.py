@@ -349,7 +349,7 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
                         warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {b.kept:,} lines")
                 if loaded.replaced:  # type: ignore[union-attr]
                     warnings.append(f"{c.path} has invalid UTF-8; it was replaced with U+FFFD")
-                ws.ledger.record(c.path, c.real, "preload", head)
+                ws.ledger.record(c.path, c.real, "preload", head, named=ws.root / c.path)
         out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason, note))
 
     jit.mark_prefix(chain, [c.identity for c, reason, b in files if c.identity is not None and reason is None])

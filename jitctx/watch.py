@@ -10,6 +10,7 @@ prefix (the Workspace). No third-party imports.
 
 from __future__ import annotations
 
+import os
 import threading
 import time
 from dataclasses import dataclass
@@ -71,7 +72,11 @@ class Delivery:
     ``path``: repo-relative; ``real``: resolved absolute path; ``kind``:
     preload | read | instructions; ``head``: HEAD sha at delivery;
     ``seen``: its content then (``seen.exists`` is false for a candidate that
-    did not exist, so its appearance can be reported).
+    did not exist, so its appearance can be reported); ``named``: the
+    absolute path as named, when a symlink made it differ from ``real``
+    (``AGENTS.md -> CLAUDE.md``): it is resolved again at every check, so a
+    link pointed elsewhere, or replaced by a file, is judged by what it
+    leads to now.
     """
 
     path: str
@@ -79,10 +84,20 @@ class Delivery:
     kind: str
     head: str | None
     seen: Seen
+    named: Path | None = None
 
     @property
     def sha256(self) -> str | None:
         return self.seen.sha256
+
+    def real_now(self) -> Path:
+        """Where the delivered name leads now."""
+        return Path(os.path.realpath(self.named)) if self.named is not None else self.real
+
+    @property
+    def watch_paths(self) -> tuple[Path, ...]:
+        """The paths whose changes can make this delivery stale: the file, and the link naming it."""
+        return (self.real,) if self.named is None else (self.real, self.named)
 
 
 def judge(d: Delivery, now: Seen, head: str | None) -> dict | None:
@@ -146,14 +161,17 @@ class Ledger:
         self._seen: dict[str, Seen] = {}  # path -> last observation (a hash cache)
         self._listeners: list[Callable[[Delivery], None]] = []
 
-    def record(self, path: str, real: Path, kind: str, head: str | None) -> None:
+    def record(self, path: str, real: Path, kind: str, head: str | None, *, named: Path | None = None) -> None:
         """Note that ``path`` (resolved: ``real``) was delivered now, at ``head``.
 
         A path that does not exist is recorded as absent: if it appears later,
         it is reported as ``added`` (preload may record candidates it skipped).
+        ``named``: the absolute path before resolving, kept when it differs
+        from ``real`` (see :class:`Delivery`).
         """
         real = Path(real)
-        d = Delivery(path, real, kind, head, observe(real))
+        named = Path(named) if named is not None and Path(named) != real else None
+        d = Delivery(path, real, kind, head, observe(real), named)
         with self._lock:
             self._items[path] = d
             self._seen[path] = d.seen
@@ -169,7 +187,9 @@ class Ledger:
             seen = dict(self._seen)
         out, fresh = [], {}
         for d in items:
-            now = observe(d.real, seen.get(d.path), full=full)
+            # the last observation is reused only on an identical stat
+            # signature (inode included): a link's new target is hashed
+            now = observe(d.real_now(), seen.get(d.path), full=full)
             fresh[d.path] = now
             entry = judge(d, now, head)
             if entry is not None:

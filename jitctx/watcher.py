@@ -301,11 +301,11 @@ class HeadWatcher:
         if obs is None:
             return
         deliveries = self.ledger.deliveries()
-        self._delivered = {str(d.real): d.path for d in deliveries}
+        self._delivered = {str(p): d.path for d in deliveries for p in d.watch_paths}
         with self._arm_lock:
             want, polled = self._wanted()
             if polled != self._polled:
-                sig_at_delivery = {str(d.real): d.seen.sig for d in deliveries}
+                sig_at_delivery = {str(p): d.seen.sig for d in deliveries for p in d.watch_paths}
                 with self._cond:
                     self._sigs = {r: self._sigs[r] if r in self._sigs else sig_at_delivery.get(r) for r in polled}
                     self._polled = polled
@@ -340,14 +340,15 @@ class HeadWatcher:
             return {p: bool(a.watch.is_recursive) for p, a in self._armed.items()}
 
     def _on_record(self, d: Delivery) -> None:
-        real = str(d.real)
-        if self._delivered.get(real) != d.path:
-            self._delivered = {**self._delivered, real: d.path}  # copy on write: the observer thread reads it
-        if real not in self._polled and os.path.dirname(real) not in self._armed:
+        paths = [str(p) for p in d.watch_paths]
+        if any(self._delivered.get(p) != d.path for p in paths):
+            # copy on write: the observer thread reads it
+            self._delivered = {**self._delivered, **{p: d.path for p in paths}}
+        if any(p not in self._polled and os.path.dirname(p) not in self._armed for p in paths):
             try:
                 self._rearm()
             except OSError as exc:
-                log.warning("cannot watch %s: %s", os.path.dirname(real), exc)
+                log.warning("cannot watch %s: %s", os.path.dirname(paths[-1]), exc)
 
     # -- events -------------------------------------------------------------
 

@@ -76,6 +76,43 @@ def test_ledger_content_decides(tmp_path):
     assert led.check("h3") == [{"path": "a.md", "kind": "read", "change": "deleted", "old_head": "h1", "new_head": "h3"}]
 
 
+def test_ledger_follows_a_symlinked_name_to_where_it_leads_now(tmp_path):
+    (tmp_path / "CLAUDE.md").write_text("rules\n")
+    (tmp_path / "OTHER.md").write_text("other rules\n")
+    (tmp_path / "SAME.md").write_text("rules\n")
+    link = tmp_path / "AGENTS.md"
+    link.symlink_to("CLAUDE.md")
+    led = Ledger()
+    led.record("AGENTS.md", link.resolve(), "preload", "h1", named=link)
+    assert led.deliveries()[0].watch_paths == (tmp_path / "CLAUDE.md", link)
+    assert led.check("h1") == []
+
+    def point(target):
+        tmp = tmp_path / "AGENTS.md.new"
+        tmp.symlink_to(target)
+        os.replace(tmp, link)
+
+    point("SAME.md")  # another file with the delivered bytes: nothing the agent holds is wrong
+    assert led.check("h1") == []
+    point("OTHER.md")
+    assert [(e["path"], e["change"]) for e in led.check("h1")] == [("AGENTS.md", "changed")]
+    link.unlink()
+    link.write_text("rules\n")  # the link became a file with the delivered bytes
+    assert led.check("h1") == []
+    link.write_text("edited\n")  # ...and that file, not CLAUDE.md, is what counts now
+    assert [(e["path"], e["change"]) for e in led.check("h1")] == [("AGENTS.md", "changed")]
+    link.unlink()
+    assert [(e["path"], e["change"]) for e in led.check("h1")] == [("AGENTS.md", "deleted")]
+
+
+def test_ledger_keeps_no_name_when_it_is_the_resolved_path(tmp_path):
+    f = tmp_path / "a.md"
+    f.write_text("x\n")
+    led = Ledger()
+    led.record("a.md", f, "read", "h1", named=f)
+    assert led.deliveries()[0].named is None and led.deliveries()[0].watch_paths == (f,)
+
+
 def test_ledger_atomic_save_by_rename_and_delete_recreate(tmp_path):
     f = tmp_path / "AGENTS.md"
     f.write_text("rules\n")
@@ -217,6 +254,19 @@ def test_every_request_rechecks_without_a_watcher(repo):
     assert ws.stale() == res.stale
     ws.head("AGENTS.md")  # read again: fresh
     assert ws.glob("*.md").stale == []
+
+
+def test_a_preloaded_instruction_link_pointed_elsewhere_goes_stale(repo):
+    (repo.root / "AGENTS.md").unlink()
+    repo.write("docs/rules.md", "# shared rules\n")
+    repo.write("docs/other.md", "# other rules\n")
+    (repo.root / "AGENTS.md").symlink_to("docs/rules.md")
+    ws = Workspace(repo.root)
+    assert "# shared rules" in ws.preload().text
+    assert ws.glob("*.md").stale == []
+    (repo.root / "AGENTS.md").unlink()
+    (repo.root / "AGENTS.md").symlink_to("docs/other.md")
+    assert [(e["path"], e["kind"], e["change"]) for e in ws.glob("*.md").stale] == [("AGENTS.md", "preload", "changed")]
 
 
 def test_branch_switch_leaving_agents_md_alone_invalidates_nothing(repo):

@@ -556,6 +556,23 @@ def test_delivered_file_edits_atomic_save_and_recreate(repo, stream):
 
 
 @pytest.mark.slow
+def test_a_symlinked_instruction_file_pointed_elsewhere_is_reported(repo, stream):
+    repo.write("docs/rules.md", "# rules\n")
+    repo.write("docs/other.md", "# other rules\n")
+    link = repo.root / "CLAUDE.md"
+    link.symlink_to("docs/rules.md")
+    ws = Workspace(repo.root)
+    ws.ledger.record("CLAUDE.md", link.resolve(), "preload", ws.head_sha(), named=link)
+    s = stream(ws)
+    s.none_for(0.3)
+    tmp = repo.root / "CLAUDE.md.tmp"
+    tmp.symlink_to("docs/other.md")
+    os.replace(tmp, link)  # the link now leads elsewhere; docs/rules.md is untouched
+    ev = _stale(s, ["CLAUDE.md"])
+    assert ev["stale"][0]["change"] == "changed"
+
+
+@pytest.mark.slow
 def test_watch_set_is_narrow_and_follows_reads(repo):
     with Workspace(repo.root) as ws:
         w = ws.start_watching()
