@@ -453,14 +453,22 @@ def git_env() -> dict[str, str] | None:
 
 
 def _check_ignore(cwd: Path, rel: str) -> bool:
-    """git's verdict on one untracked path (tracked files are never ignored)."""
-    try:
-        # a leading ':' would read as pathspec magic (check-ignore takes no --literal-pathspecs)
-        arg = "./" + rel if rel.startswith(":") else rel
-        proc = subprocess.run(["git", "check-ignore", "-q", "--", arg], cwd=cwd, env=git_env(), capture_output=True, check=False)
-    except OSError:
-        return False
-    return proc.returncode == 0
+    """git's verdict on one path: ignored by a rule and not tracked.
+
+    The rules alone first (``--no-index``, ~2 ms): most paths match none.
+    Only a path a rule matches is asked again with the index, which exempts
+    tracked files; reading a 100k-entry index costs ~15 ms a call.
+    """
+    # a leading ':' would read as pathspec magic (check-ignore takes no --literal-pathspecs)
+    arg = "./" + rel if rel.startswith(":") else rel
+    for extra in (["--no-index"], []):
+        try:
+            proc = subprocess.run(["git", "check-ignore", *extra, "-q", "--", arg], cwd=cwd, env=git_env(), capture_output=True, check=False)
+        except OSError:
+            return False
+        if proc.returncode != 0:
+            return False
+    return True
 
 
 def _ignored_by_git(top: Path, root: Path) -> bool:

@@ -280,3 +280,23 @@ def test_drop_prefetched_stops_the_processes_and_bad_roots_are_left_to_the_real_
     prefetch_listing(str(tmp_path / "missing"))  # no error here, nothing started
     prefetch_listing(str(repo.root / "build"))  # ignored by git: served as plain files, not listed by git
     assert _prefetched() == {}
+
+
+def test_is_ignored_asks_the_index_only_for_paths_a_rule_matches(repo, monkeypatch):
+    repo.write("kept.log", "tracked although *.log is ignored\n")
+    repo.git("add", "-f", "kept.log")
+    repo.write("loose.log", "untracked and ignored\n")
+    r = Repo(repo.root)
+    calls = []
+    real_run = subprocess.run
+
+    def spy(cmd, *a, **kw):
+        calls.append(cmd)
+        return real_run(cmd, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "run", spy)
+    assert not r.is_ignored("src/app.py")
+    assert [c[:3] for c in calls] == [["git", "check-ignore", "--no-index"]]  # no rule: the index is never read
+    assert r.is_ignored("loose.log")
+    assert not r.is_ignored("kept.log")  # tracked: the index exempts it
+    assert not r.is_ignored("notes/new.txt") and r.is_ignored("build/out.txt")
