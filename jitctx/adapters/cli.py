@@ -117,9 +117,11 @@ def _from_cwd(ws, path: str) -> str:
     from pathlib import Path
 
     cwd = Path(os.getcwd()).resolve()
-    if cwd != ws.root and not cwd.is_relative_to(ws.root):
-        return path
-    return str(cwd / path)
+    if cwd == ws.root or not cwd.is_relative_to(ws.root):
+        return path  # as typed: an error message names it as the user wrote it
+    rel = os.path.relpath(cwd / path, ws.root)
+    # from the root when that stays inside it (`cd src && jitctx head x` names src/x)
+    return str(cwd / path) if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
 def _emit(args, result) -> int:

@@ -206,3 +206,16 @@ def test_the_console_entry_flushes_everything_before_it_exits(repo):
     assert proc.returncode == 2 and "usage: jitctx glob" in proc.stderr
     proc = _cli("--help")
     assert proc.returncode == 0 and proc.stdout.startswith("usage: jitctx")
+
+
+def test_errors_name_the_path_as_typed_not_an_absolute_one(repo, capsys, monkeypatch):
+    monkeypatch.chdir(repo.root)
+    code, _, err = run(capsys, "head", "src", "-n", "1")
+    assert code == 2 and "path 'src' is a directory" in err and str(repo.root) not in err
+    code, _, err = run(capsys, "tail", "nope.txt")
+    assert code == 2 and "path 'nope.txt' does not exist" in err
+    monkeypatch.chdir(repo.root / "src")
+    code, _, err = run(capsys, "head", "nope.py")
+    assert code == 2 and "path 'src/nope.py' does not exist" in err
+    code, out, _ = run(capsys, "glob", "*.py", "util", "--sort", "path")
+    assert code == 0 and "src/util/helpers.py" in out
