@@ -719,7 +719,7 @@ def test_cli_watch_preloads_from_the_working_directory(repo, fake_preload, monke
     monkeypatch.chdir(repo.root / "src")
     assert cli.main(["watch", "--root", str(repo.root), "--timeout", "0.3", "--poll"]) == 1
     capsys.readouterr()
-    assert fake_preload and all(c["cwd"] == str((repo.root / "src").resolve()) for c in fake_preload)
+    assert fake_preload and all(c["cwd"] == "src" for c in fake_preload)  # from the root
 
 
 def _close_once_subscribed(ws: Workspace) -> threading.Thread:
