@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat as _stat
 import subprocess
 from collections import namedtuple
 from functools import lru_cache
@@ -27,7 +28,7 @@ if TYPE_CHECKING:  # pragma: no cover
 
 from .errors import QueryError, RepoError
 
-__all__ = ["Repo", "compile_glob", "drop_prefetched", "expand_braces", "find_root", "glob_suffix", "prefetch_listing"]
+__all__ = ["Repo", "compile_glob", "drop_prefetched", "expand_braces", "find_root", "glob_suffix", "prefetch_listing", "walk_groups"]
 
 ROOT_ENV = "JITCTX_ROOT"
 # git ls-files processes walking for untracked files; measured best at the
@@ -268,8 +269,18 @@ class Repo:
         yield list(self._walk(include_ignored))
 
     def _git_chunks(self, include_ignored: bool, suffix: str | None = None) -> Iterator[list[str]] | None:
-        listing = _take_prefetched(self.root, include_ignored, suffix) or _Listing.start(self.root, include_ignored, suffix)
+        listing = _take_prefetched(self.root, include_ignored, suffix) or _Listing.start(self.root, include_ignored, suffix, balance=self.is_large())
         return listing.chunks() if listing is not None else None
+
+    def is_large(self) -> bool:
+        """Whether git's index holds tens of thousands of files (~100 bytes an
+        entry): then a walk is worth balancing over the walkers."""
+        if self.git is None:
+            return False
+        try:
+            return os.stat(self.git.git_dir / "index").st_size >= _LARGE_INDEX
+        except OSError:
+            return False
 
     def _walk(self, include_ignored: bool):
         from pathspec import GitIgnoreSpec
@@ -319,6 +330,112 @@ class Repo:
         return _ignored(chain, rel)
 
 
+_LARGE_INDEX = 2 << 20  # bytes of .git/index (~20k files): below it, walks take a few ms and are not balanced
+_MAX_UNITS = 128  # pathspecs over all walkers: git tests each one in every folder it reads
+
+
+def walk_groups(root: Path, workers: int, *, balance: bool = True) -> list[list[str]]:
+    """Pathspecs splitting the walk of ``root`` over ``workers`` processes.
+
+    Top-level entries, dealt round-robin. A folder holding a large share of
+    the folders seen (``src/`` next to ``docs/`` and ``tests/``) is replaced
+    by its entries, the largest first, while the pathspecs stay under
+    ``_MAX_UNITS``: otherwise its walker does most of the work (105k files
+    under one ``src/``: a 190 ms walk instead of 110 ms). Shares are the
+    folders' link counts (one ``lstat`` each); a large folder git ignores
+    (``node_modules/``) is not walked at all, so it is asked about
+    (``check-ignore --no-index``) and left whole. Nested repositories and
+    submodules are never split (git refuses a pathspec inside a submodule).
+    ``[[]]`` (one process, no pathspec) for one worker or a root of one entry.
+    ``balance=False`` (a small repository, whose walk costs a few ms) deals
+    the top-level entries only.
+    """
+    try:
+        top = [(e.name, _plain_dir(e)) for e in os.scandir(root) if e.name != ".git"]
+    except OSError as exc:
+        raise RepoError(f"cannot list {str(root)!r}: {exc.strerror}") from None
+    if workers <= 1 or len(top) <= 1:
+        return [[]]
+    units = sorted(name for name, _ in top)
+    counts = {name: 0 for name, is_dir in top if not is_dir}  # folders inside each unit
+    asked: set[str] = set()
+    whole: set[str] = set()  # ignored (git does not walk them) or not to be split
+    for _ in range(8 if balance else 0):
+        for u in units:
+            if u not in counts:
+                counts[u] = _subfolders(root / u)
+        shares = {u: 0 if u in whole else counts[u] for u in units}
+        total = sum(shares.values())
+        big = [u for u in units if shares[u] and shares[u] * 4 * workers >= total]
+        if not big:
+            break  # no folder holds a large share: round-robin balances
+        if unasked := [u for u in big if u not in asked]:
+            asked.update(unasked)
+            whole |= _ignored_folders(root, unasked)
+            continue
+        split = max(big, key=lambda u: shares[u])
+        kids = _folder_entries(root / split)
+        if kids is None:
+            whole.add(split)
+            continue
+        if len(units) - 1 + len(kids) > _MAX_UNITS:
+            break
+        i = units.index(split)
+        units[i:i + 1] = [f"{split}/{name}" for name, _ in kids]
+        counts.update({f"{split}/{name}": 0 for name, is_dir in kids if not is_dir})
+    return [units[i::workers] for i in range(min(workers, len(units)))]
+
+
+def _subfolders(d: Path) -> int:
+    """How many folders ``d`` holds: its link count (2 + sub-folders) where the
+    file system keeps one, else counted with ``scandir``."""
+    try:
+        st = os.lstat(d)
+    except OSError:
+        return 0
+    if not _stat.S_ISDIR(st.st_mode):
+        return 0
+    if st.st_nlink >= 2:
+        return st.st_nlink - 2
+    try:
+        with os.scandir(d) as it:
+            return sum(1 for e in it if _plain_dir(e))
+    except OSError:
+        return 0
+
+
+def _ignored_folders(root: Path, folders: list[str]) -> set[str]:
+    """Which of ``folders`` git's ignore rules match (the index is not read)."""
+    asked = [("./" if f.startswith(":") else "") + f + "/" for f in folders]
+    try:
+        proc = subprocess.run(
+            ["git", "check-ignore", "--no-index", "-z", "--stdin"], cwd=root, env=git_env(),
+            input="\0".join(asked).encode("utf-8", "surrogateescape") + b"\0", capture_output=True, check=False,
+        )
+    except OSError:
+        return set()
+    said = {p.removeprefix("./").rstrip("/") for p in proc.stdout.decode("utf-8", "surrogateescape").split("\0") if p}
+    return {f for f in folders if f in said}
+
+
+def _plain_dir(entry: os.DirEntry) -> bool:
+    try:
+        return entry.is_dir(follow_symlinks=False)
+    except OSError:
+        return False
+
+
+def _folder_entries(d: Path) -> list[tuple[str, bool]] | None:
+    """(name, is a folder) of a folder's entries; ``None`` when it may not be
+    split: a nested repository or submodule, or unreadable."""
+    try:
+        with os.scandir(d) as it:
+            entries = sorted((e.name, _plain_dir(e)) for e in it)
+    except OSError:
+        return None
+    return None if any(name == ".git" for name, _ in entries) else entries
+
+
 class _Listing:
     """The ``git ls-files`` processes listing one root: tracked paths, then untracked ones.
 
@@ -332,26 +449,19 @@ class _Listing:
         self.procs = procs
 
     @classmethod
-    def start(cls, root: Path, include_ignored: bool, suffix: str | None) -> _Listing | None:
-        """Spawn the processes; ``None`` when there is no git binary (the caller walks)."""
+    def start(cls, root: Path, include_ignored: bool, suffix: str | None, *, balance: bool = True) -> _Listing | None:
+        """Spawn the processes; ``None`` when there is no git binary (the caller walks).
+        ``balance``: see :func:`walk_groups`."""
         base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z"]
         others = [*base, "--others"] + ([] if include_ignored else ["--exclude-standard"])
-        try:
-            entries = sorted(e.name for e in os.scandir(root) if e.name != ".git")
-        except OSError as exc:
-            raise RepoError(f"cannot list {str(root)!r}: {exc.strerror}") from None
-        workers = max(1, min(_WALKERS, len(entries)))
+        groups = walk_groups(root, _WALKERS, balance=balance)
         cached = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--deduplicate"]  # unmerged entries once
         if suffix:
             # let git drop the tracked paths that cannot match (fewer to decode
             # and test); a plain pathspec's '*' crosses '/', and git matches
             # '*<literal>' a third cheaper than ':(glob)**/*<literal>'
             cached += ["--", f"*{suffix}"]
-        commands = [cached]
-        if workers == 1:
-            commands.append(others)
-        else:
-            commands += [[*others, "--", *entries[i::workers]] for i in range(workers)]
+        commands = [cached] + ([others] if len(groups) == 1 else [[*others, "--", *g] for g in groups])
         listing = cls((str(root), include_ignored, suffix), [])
         try:
             for c in commands:
@@ -413,7 +523,7 @@ def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = 
         return
     drop_prefetched()
     try:
-        listing = _Listing.start(repo.root, include_ignored, suffix)
+        listing = _Listing.start(repo.root, include_ignored, suffix, balance=repo.is_large())
     except JitctxError:
         return
     if listing is not None:

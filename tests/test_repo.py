@@ -300,3 +300,44 @@ def test_is_ignored_asks_the_index_only_for_paths_a_rule_matches(repo, monkeypat
     assert r.is_ignored("loose.log")
     assert not r.is_ignored("kept.log")  # tracked: the index exempts it
     assert not r.is_ignored("notes/new.txt") and r.is_ignored("build/out.txt")
+
+
+def _dominant_src(repo):
+    """105k files under one src/ in miniature: most folders under src/, a big ignored node_modules/."""
+    repo.write(".gitignore", (repo.root / ".gitignore").read_text() + "node_modules/\n")
+    for i in range(12):
+        repo.write(f"src/pkg{i:02d}/mod.py", "x = 1\n")
+    repo.write("src/pkg03/new_untracked.py", "y = 2\n")
+    repo.write("src/:odd.py", "z = 3\n")
+    for i in range(20):
+        repo.write(f"node_modules/lib{i}/index.js", "module.exports = 1\n")
+    repo.write("src/vendored/.git/HEAD", "ref: refs/heads/main\n")  # a nested repository
+    repo.write("src/vendored/inner.py", "w = 4\n")
+
+
+def test_walk_groups_split_a_dominant_folder_but_not_an_ignored_one_or_a_nested_repository(repo):
+    from jitctx.repo import walk_groups
+
+    _dominant_src(repo)
+    groups = walk_groups(repo.root, 2)
+    units = [u for g in groups for u in g]
+    assert len(groups) == 2 and abs(len(groups[0]) - len(groups[1])) <= 1
+    assert "src/pkg00" in units and "src" not in units  # split: both walkers share src/
+    assert "node_modules" in units and not any(u.startswith("node_modules/") for u in units)
+    assert "src/vendored" in units and not any(u.startswith("src/vendored/") for u in units)
+    top = sorted(e.name for e in repo.root.iterdir() if e.name != ".git")
+    assert walk_groups(repo.root, 2, balance=False) == [top[0::2], top[1::2]]  # a small repository: top level only
+    assert walk_groups(repo.root, 1) == [[]]
+
+
+def test_a_balanced_walk_lists_what_one_unsplit_walk_lists(repo, monkeypatch):
+    from jitctx import repo as repo_mod
+
+    _dominant_src(repo)
+    one = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo.root, capture_output=True, check=True)
+    expected = set(one.stdout.decode().split("\0")) - {""}
+    monkeypatch.setattr(repo_mod, "_LARGE_INDEX", 0)  # balance even this small index
+    r = Repo(repo.root)
+    assert r.is_large()
+    assert set(r.files()) == expected
+    assert {"src/pkg03/new_untracked.py", "src/:odd.py"} <= expected

@@ -212,16 +212,16 @@ def ignored_in_scope(ws, spec: Spec) -> int:
     return max(everything - len(in_scope(ws, spec)), 0)
 
 
-_WALKERS = 2  # as ``repo``: the walk split by top-level entry over two git processes
+_WALKERS = 2  # as ``repo``: the walk split over two git processes (``repo.walk_groups``)
 
 
 def _git_others(ws, spec: Spec, *, ignored: bool) -> list[str] | None:
     """Untracked files in scope (``ignored``: only the ignored ones, else only the
     others), as ``repo`` lists them; ``None`` outside git or when git fails."""
-    import os
     import subprocess
 
-    from ..repo import git_env
+    from ..errors import RepoError
+    from ..repo import git_env, walk_groups
 
     if ws.repo.git is None:
         return None
@@ -234,13 +234,10 @@ def _git_others(ws, spec: Spec, *, ignored: bool) -> list[str] | None:
         commands = [[*base, "--", spec.scope]]
     else:
         try:
-            entries = sorted(e.name for e in os.scandir(ws.root) if e.name != ".git")
-        except OSError:
+            groups = walk_groups(ws.root, _WALKERS, balance=ws.repo.is_large())
+        except RepoError:
             return None
-        if not entries:
-            return []
-        workers = max(1, min(_WALKERS, len(entries)))
-        commands = [[*base, "--", *entries[i::workers]] for i in range(workers)]
+        commands = [[*base, "--", *g] if g else base for g in groups]
     try:
         procs = [subprocess.Popen(c, cwd=ws.root, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL) for c in commands]
     except OSError:
