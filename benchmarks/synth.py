@@ -39,8 +39,12 @@ def _body(rng: random.Random, ext: str, i: int) -> str:
     return "\n".join(parts)
 
 
-def build(dest: Path) -> Path:
+def build(dest: Path, layout: str = "flat") -> Path:
+    """``layout="flat"``: 30 package folders at the top; ``"src"``: the same
+    tree under one ``src/`` (most real repositories: one folder holds most
+    of the files, which a walk split by top-level entry cannot share)."""
     rng = random.Random(42)
+    base = "src/" if layout == "src" else ""
     tmp = dest.with_name(dest.name + ".tmp")
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
@@ -50,7 +54,7 @@ def build(dest: Path) -> Path:
     for a in range(30):
         for b in range(25):
             for c in range(20):  # 15,000 leaf folders
-                d = tmp / f"pkg{a:02d}" / f"mod{b:02d}" / f"part{c:02d}"
+                d = tmp / f"{base}pkg{a:02d}" / f"mod{b:02d}" / f"part{c:02d}"
                 d.mkdir(parents=True)
                 for _ in range(7):
                     ext = _EXTS[rng.randrange(len(_EXTS))]
@@ -68,7 +72,7 @@ def build(dest: Path) -> Path:
         p.write_text(f"name: wf{k}\non: [push]\njobs:\n  t:\n    steps:\n      - run: make test{k}\n")
         files.append(p)
     for k in range(30):
-        p = tmp / f"pkg{k:02d}" / ".config.py"
+        p = tmp / f"{base}pkg{k:02d}" / ".config.py"
         p.write_text(f"SETTING_{k} = {k}\n")
         files.append(p)
     # ignored files
@@ -78,7 +82,7 @@ def build(dest: Path) -> Path:
         p.parent.mkdir(parents=True, exist_ok=True)
         p.write_text(f"module.exports = function f{k}() {{ return {k}; }};\n")
     for k in range(200):
-        (tmp / f"pkg{k % 30:02d}" / f"run{k}.log").write_text(f"log line {k}\n")
+        (tmp / f"{base}pkg{k % 30:02d}" / f"run{k}.log").write_text(f"log line {k}\n")
     (tmp / "dist").mkdir()
     (tmp / "dist" / "bundle.py").write_text("# built\n")
     env = {**os.environ, "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
@@ -106,6 +110,15 @@ def synth_repo() -> Path:
     if not (dest / ".git").is_dir():
         shutil.rmtree(dest, ignore_errors=True)
         build(dest)
+    return dest
+
+
+def synth_src_repo() -> Path:
+    """The same repo with its packages under one ``src/``, built on first use."""
+    dest = DATA / f"synth-src-{VERSION}"
+    if not (dest / ".git").is_dir():
+        shutil.rmtree(dest, ignore_errors=True)
+        build(dest, layout="src")
     return dest
 
 
