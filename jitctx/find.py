@@ -62,7 +62,7 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bo
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
     base, fd = _open_root(ws.root)
     try:
-        for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix):
+        for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1]):
             cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
             searched += len(cands)
             picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]

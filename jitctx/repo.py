@@ -250,26 +250,30 @@ class Repo:
         """
         return [p for chunk in self.file_chunks(include_ignored=include_ignored) for p in chunk]
 
-    def file_chunks(self, *, include_ignored: bool = False, suffix: str | None = None) -> Iterator[list[str]]:
+    def file_chunks(self, *, include_ignored: bool = False, suffix: str | None = None, under: str = "") -> Iterator[list[str]]:
         """The same paths as ``files``, in chunks as soon as each is listed.
 
         In git, tracked files come first (from the index, fast) while the
         walk for untracked files still runs: a caller can work on them in the
-        meantime. The walk is split over a few ``git ls-files`` processes by
-        top-level entry (it is the cost: a readdir of every folder).
-        ``suffix`` (no glob characters) is only a hint: tracked paths not
-        ending with it may be left out; callers still test every path.
+        meantime. The walk is split over a few ``git ls-files`` processes
+        (it is the cost: a readdir of every folder). ``suffix`` (no glob
+        characters) and ``under`` (a root-relative folder, "" for all) are
+        hints: git walks only ``under`` and may leave out tracked paths not
+        ending with ``suffix``; paths stay root-relative and callers still
+        test every one.
         """
         if self.git is not None:
-            chunks = self._git_chunks(include_ignored, suffix)
+            chunks = self._git_chunks(include_ignored, suffix, under)
             if chunks is not None:
                 yield from chunks
                 return
             # not really a work tree (bare, broken): fall back to a walk
         yield list(self._walk(include_ignored))
 
-    def _git_chunks(self, include_ignored: bool, suffix: str | None = None) -> Iterator[list[str]] | None:
-        listing = _take_prefetched(self.root, include_ignored, suffix) or _Listing.start(self.root, include_ignored, suffix, balance=self.is_large())
+    def _git_chunks(self, include_ignored: bool, suffix: str | None = None, under: str = "") -> Iterator[list[str]] | None:
+        listing = _take_prefetched(self.root, include_ignored, suffix, under) or _Listing.start(
+            self.root, include_ignored, suffix, balance=self.is_large(), under=under
+        )
         return listing.chunks() if listing is not None else None
 
     def is_large(self) -> bool:
@@ -334,8 +338,8 @@ _LARGE_INDEX = 2 << 20  # bytes of .git/index (~20k files): below it, walks take
 _MAX_UNITS = 128  # pathspecs over all walkers: git tests each one in every folder it reads
 
 
-def walk_groups(root: Path, workers: int, *, balance: bool = True) -> list[list[str]]:
-    """Pathspecs splitting the walk of ``root`` over ``workers`` processes.
+def walk_groups(root: Path, workers: int, *, balance: bool = True, under: str = "") -> list[list[str]]:
+    """Pathspecs splitting the walk of ``root`` (of its folder ``under``) over ``workers`` processes.
 
     Top-level entries, dealt round-robin. A folder holding a large share of
     the folders seen (``src/`` next to ``docs/`` and ``tests/``) is replaced
@@ -346,16 +350,19 @@ def walk_groups(root: Path, workers: int, *, balance: bool = True) -> list[list[
     (``node_modules/``) is not walked at all, so it is asked about
     (``check-ignore --no-index``) and left whole. Nested repositories and
     submodules are never split (git refuses a pathspec inside a submodule).
-    ``[[]]`` (one process, no pathspec) for one worker or a root of one entry.
-    ``balance=False`` (a small repository, whose walk costs a few ms) deals
-    the top-level entries only.
+    ``[[]]`` (one process, no pathspec; ``[[under]]`` under a folder) for one
+    worker or a folder of one entry. ``balance=False`` (a small repository,
+    whose walk costs a few ms) deals the folder's entries only.
     """
+    folder = root / under if under else root
     try:
-        top = [(e.name, _plain_dir(e)) for e in os.scandir(root) if e.name != ".git"]
+        top = [(e.name, _plain_dir(e)) for e in os.scandir(folder)]
     except OSError as exc:
-        raise RepoError(f"cannot list {str(root)!r}: {exc.strerror}") from None
-    if workers <= 1 or len(top) <= 1:
-        return [[]]
+        raise RepoError(f"cannot list {str(folder)!r}: {exc.strerror}") from None
+    nested = under and any(name == ".git" for name, _ in top)  # a nested repository: git lists nothing inside
+    top = [(f"{under}/{name}" if under else name, is_dir) for name, is_dir in top if name != ".git"]
+    if workers <= 1 or len(top) <= 1 or nested:
+        return [[under] if under else []]
     units = sorted(name for name, _ in top)
     counts = {name: 0 for name, is_dir in top if not is_dir}  # folders inside each unit
     asked: set[str] = set()
@@ -449,20 +456,23 @@ class _Listing:
         self.procs = procs
 
     @classmethod
-    def start(cls, root: Path, include_ignored: bool, suffix: str | None, *, balance: bool = True) -> _Listing | None:
+    def start(cls, root: Path, include_ignored: bool, suffix: str | None, *, balance: bool = True, under: str = "") -> _Listing | None:
         """Spawn the processes; ``None`` when there is no git binary (the caller walks).
-        ``balance``: see :func:`walk_groups`."""
+        ``balance``, ``under``: see :func:`walk_groups` (paths stay root-relative)."""
         base = ["git", "--literal-pathspecs", "-c", "core.quotepath=off", "ls-files", "-z"]
         others = [*base, "--others"] + ([] if include_ignored else ["--exclude-standard"])
-        groups = walk_groups(root, _WALKERS, balance=balance)
-        cached = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--deduplicate"]  # unmerged entries once
-        if suffix:
-            # let git drop the tracked paths that cannot match (fewer to decode
-            # and test); a plain pathspec's '*' crosses '/', and git matches
-            # '*<literal>' a third cheaper than ':(glob)**/*<literal>'
-            cached += ["--", f"*{suffix}"]
-        commands = [cached] + ([others] if len(groups) == 1 else [[*others, "--", *g] for g in groups])
-        listing = cls((str(root), include_ignored, suffix), [])
+        groups = walk_groups(root, _WALKERS, balance=balance, under=under)
+        if under:  # the caller tests the suffix: a folder's listing is small
+            cached = [*base, "--cached", "--deduplicate", "--", under]  # unmerged entries once
+        else:
+            cached = ["git", "-c", "core.quotepath=off", "ls-files", "-z", "--cached", "--deduplicate"]
+            if suffix:
+                # let git drop the tracked paths that cannot match (fewer to
+                # decode and test); a plain pathspec's '*' crosses '/', and git
+                # matches '*<literal>' a third cheaper than ':(glob)**/*<literal>'
+                cached += ["--", f"*{suffix}"]
+        commands = [cached] + [[*others, "--", *g] if g else others for g in groups]
+        listing = cls((str(root), include_ignored, suffix, under), [])
         try:
             for c in commands:
                 listing.procs.append(subprocess.Popen(c, cwd=root, env=git_env(), stdout=subprocess.PIPE, stderr=subprocess.DEVNULL))
@@ -504,14 +514,15 @@ class _Listing:
 _prefetched: dict[str, _Listing] = {}
 
 
-def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = False, suffix: str | None = None) -> None:
+def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = False, suffix: str | None = None, cwd: str | None = None) -> None:
     """Start listing ``root``'s files now, for the next ``file_chunks`` on that root.
 
     The CLI's ``glob`` calls this right after parsing its arguments: git then
     walks while the rest of jitctx imports (~10 ms sooner on 100k files). A
     later listing with other arguments stops it and starts afresh, and
     ``drop_prefetched`` stops one nobody took. Bad roots are left for the
-    real call to report.
+    real call to report. ``cwd`` inside the root lists that folder only, as
+    a CLI glob of ``.`` from there does.
     """
     from .errors import JitctxError
 
@@ -521,18 +532,23 @@ def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = 
         return
     if repo.git is None:
         return
+    under = ""
+    if cwd is not None:
+        here = Path(os.path.realpath(cwd))
+        if here != repo.root and here.is_relative_to(repo.root):
+            under = here.relative_to(repo.root).as_posix()
     drop_prefetched()
     try:
-        listing = _Listing.start(repo.root, include_ignored, suffix, balance=repo.is_large())
+        listing = _Listing.start(repo.root, include_ignored, suffix, balance=repo.is_large(), under=under)
     except JitctxError:
         return
     if listing is not None:
         _prefetched[str(repo.root)] = listing
 
 
-def _take_prefetched(root: Path, include_ignored: bool, suffix: str | None) -> _Listing | None:
+def _take_prefetched(root: Path, include_ignored: bool, suffix: str | None, under: str) -> _Listing | None:
     listing = _prefetched.pop(str(root), None)
-    if listing is not None and listing.key != (str(root), include_ignored, suffix):
+    if listing is not None and listing.key != (str(root), include_ignored, suffix, under):
         listing.close()
         return None
     return listing

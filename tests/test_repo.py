@@ -341,3 +341,37 @@ def test_a_balanced_walk_lists_what_one_unsplit_walk_lists(repo, monkeypatch):
     assert r.is_large()
     assert set(r.files()) == expected
     assert {"src/pkg03/new_untracked.py", "src/:odd.py"} <= expected
+
+
+def test_a_listing_under_a_folder_walks_only_it_and_keeps_root_relative_paths(repo, monkeypatch):
+    _dominant_src(repo)
+    repo.git("add", "-f", "build/out.txt")  # tracked inside an ignored folder
+    repo.write("build/loose.txt", "ignored\n")
+    r = Repo(repo.root)
+    everything = r.files()
+    spawned = []
+    real_popen = subprocess.Popen
+
+    def spy(cmd, *a, **kw):
+        spawned.append(cmd)
+        return real_popen(cmd, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    for under in ("src", "src/pkg03", "build", "src/vendored"):
+        spawned.clear()
+        listed = [p for chunk in r.file_chunks(under=under) for p in chunk]
+        assert sorted(listed) == sorted(p for p in everything if p.startswith(under + "/")), under
+        for cmd in spawned:  # every git process is told to stay in the folder
+            assert cmd[cmd.index("--") + 1:] and all(a == under or a.startswith(under + "/") for a in cmd[cmd.index("--") + 1:])
+    assert [p for chunk in r.file_chunks(under="build") for p in chunk] == ["build/out.txt"]
+
+
+def test_a_prefetch_from_a_folder_inside_the_root_serves_a_glob_of_that_folder(repo):
+    from jitctx import Workspace
+    from jitctx.repo import prefetch_listing
+
+    prefetch_listing(str(repo.root), suffix=".py", cwd=str(repo.root / "src" / "util"))
+    assert _prefetched()[str(repo.root)].key == (str(repo.root), False, ".py", "src/util")
+    res = Workspace(repo.root).glob("**/*.py", "src/util", sort="path")
+    assert [ref.path for ref in res.results] == ["src/util/__init__.py", "src/util/helpers.py"]
+    assert _prefetched() == {}

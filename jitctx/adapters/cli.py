@@ -303,11 +303,11 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prefetch(args) -> None:
     """glob lists the whole repository: start git on it before the rest of jitctx imports."""
-    if not args.pattern.strip():
-        return  # an error to report, nothing to list
+    if not args.pattern.strip() or args.path != ".":
+        return  # an error to report; a folder's listing is small and starts fast anyway
     from ..repo import glob_suffix, prefetch_listing
 
-    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case))
+    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case), cwd=os.getcwd())
 
 
 def _error(message: str, hint: str | None) -> None:

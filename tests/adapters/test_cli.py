@@ -185,8 +185,8 @@ def test_glob_leaves_no_git_process_behind_when_it_fails_after_starting_the_list
         started.extend(listing.procs for listing in repo_mod._prefetched.values())
 
     monkeypatch.setattr(repo_mod, "prefetch_listing", spy)
-    code, out, err = run(capsys, "glob", "*.py", "no/such/dir", "--root", str(repo.root))
-    assert code == 2 and "no/such/dir" in err
+    code, out, err = run(capsys, "glob", "*.py", "--limit", "0", "--root", str(repo.root))
+    assert code == 2 and "limit" in err
     assert started and all(p.returncode is not None for procs in started for p in procs)
     assert repo_mod._prefetched == {}
     code, out, _ = run(capsys, "glob", "**/*.py", "--sort", "path", "--root", str(repo.root))
