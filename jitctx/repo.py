@@ -514,15 +514,17 @@ class _Listing:
 _prefetched: dict[str, _Listing] = {}
 
 
-def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = False, suffix: str | None = None, cwd: str | None = None) -> None:
+def prefetch_listing(
+    root: str | os.PathLike | None, *, include_ignored: bool = False, suffix: str | None = None, cwd: str | None = None, path: str = "."
+) -> None:
     """Start listing ``root``'s files now, for the next ``file_chunks`` on that root.
 
     The CLI's ``glob`` calls this right after parsing its arguments: git then
     walks while the rest of jitctx imports (~10 ms sooner on 100k files). A
     later listing with other arguments stops it and starts afresh, and
     ``drop_prefetched`` stops one nobody took. Bad roots are left for the
-    real call to report. ``cwd`` inside the root lists that folder only, as
-    a CLI glob of ``.`` from there does.
+    real call to report. ``path`` is the glob's folder as the CLI takes it:
+    from ``cwd`` when that is inside the root, else from the root.
     """
     from .errors import JitctxError
 
@@ -532,11 +534,13 @@ def prefetch_listing(root: str | os.PathLike | None, *, include_ignored: bool = 
         return
     if repo.git is None:
         return
-    under = ""
-    if cwd is not None:
-        here = Path(os.path.realpath(cwd))
-        if here != repo.root and here.is_relative_to(repo.root):
-            under = here.relative_to(repo.root).as_posix()
+    here = Path(os.path.realpath(cwd)) if cwd is not None else repo.root
+    if not here.is_relative_to(repo.root):
+        here = repo.root
+    folder = Path(os.path.realpath(here / path))
+    if not folder.is_dir() or not folder.is_relative_to(repo.root):
+        return  # the real call reports it
+    under = "" if folder == repo.root else folder.relative_to(repo.root).as_posix()
     drop_prefetched()
     try:
         listing = _Listing.start(repo.root, include_ignored, suffix, balance=repo.is_large(), under=under)

@@ -375,3 +375,16 @@ def test_a_prefetch_from_a_folder_inside_the_root_serves_a_glob_of_that_folder(r
     res = Workspace(repo.root).glob("**/*.py", "src/util", sort="path")
     assert [ref.path for ref in res.results] == ["src/util/__init__.py", "src/util/helpers.py"]
     assert _prefetched() == {}
+
+
+def test_a_prefetch_takes_the_glob_folder_as_the_cli_does(repo, tmp_path):
+    from jitctx.repo import drop_prefetched, prefetch_listing
+
+    prefetch_listing(str(repo.root), cwd=str(repo.root / "src"), path="util")  # from the working directory inside
+    assert _prefetched()[str(repo.root)].key[3] == "src/util"
+    prefetch_listing(str(repo.root), cwd=str(tmp_path), path="src")  # outside the root: from the root
+    assert _prefetched()[str(repo.root)].key[3] == "src"
+    drop_prefetched()
+    prefetch_listing(str(repo.root), cwd=str(repo.root), path="../..")  # leads out: left to the real call
+    prefetch_listing(str(repo.root), cwd=str(repo.root), path="README.md")  # not a folder
+    assert _prefetched() == {}

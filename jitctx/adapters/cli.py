@@ -303,11 +303,12 @@ def main(argv: list[str] | None = None) -> int:
 
 def _prefetch(args) -> None:
     """glob lists the whole repository: start git on it before the rest of jitctx imports."""
-    if not args.pattern.strip() or args.path != ".":
-        return  # an error to report; a folder's listing is small and starts fast anyway
+    if not args.pattern.strip():
+        return  # an error to report, nothing to list
     from ..repo import glob_suffix, prefetch_listing
 
-    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case), cwd=os.getcwd())
+    suffix = glob_suffix(args.pattern, args.ignore_case)
+    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=suffix, cwd=os.getcwd(), path=args.path)
 
 
 def _error(message: str, hint: str | None) -> None:
