@@ -282,19 +282,25 @@ def test_drop_prefetched_stops_the_processes_and_bad_roots_are_left_to_the_real_
     assert _prefetched() == {}
 
 
+def _spawned(monkeypatch) -> list[list[str]]:
+    """The command of every process started from now on (``subprocess.run`` included)."""
+    seen: list[list[str]] = []
+    real = subprocess.Popen
+
+    def spy(cmd, *a, **kw):
+        seen.append(cmd)
+        return real(cmd, *a, **kw)
+
+    monkeypatch.setattr(subprocess, "Popen", spy)
+    return seen
+
+
 def test_is_ignored_asks_the_index_only_for_paths_a_rule_matches(repo, monkeypatch):
     repo.write("kept.log", "tracked although *.log is ignored\n")
     repo.git("add", "-f", "kept.log")
     repo.write("loose.log", "untracked and ignored\n")
     r = Repo(repo.root)
-    calls = []
-    real_run = subprocess.run
-
-    def spy(cmd, *a, **kw):
-        calls.append(cmd)
-        return real_run(cmd, *a, **kw)
-
-    monkeypatch.setattr(subprocess, "run", spy)
+    calls = _spawned(monkeypatch)
     assert not r.is_ignored("src/app.py")
     assert [c[:3] for c in calls] == [["git", "check-ignore", "--no-index"]]  # no rule: the index is never read
     assert r.is_ignored("loose.log")
@@ -349,14 +355,7 @@ def test_a_listing_under_a_folder_walks_only_it_and_keeps_root_relative_paths(re
     repo.write("build/loose.txt", "ignored\n")
     r = Repo(repo.root)
     everything = r.files()
-    spawned = []
-    real_popen = subprocess.Popen
-
-    def spy(cmd, *a, **kw):
-        spawned.append(cmd)
-        return real_popen(cmd, *a, **kw)
-
-    monkeypatch.setattr(subprocess, "Popen", spy)
+    spawned = _spawned(monkeypatch)
     for under in ("src", "src/pkg03", "build", "src/vendored"):
         spawned.clear()
         listed = [p for chunk in r.file_chunks(under=under) for p in chunk]
