@@ -302,7 +302,7 @@ def main(argv: list[str] | None = None) -> int:
 
 
 def _prefetch(args) -> None:
-    """glob lists the whole repository: start git on it before the rest of jitctx imports."""
+    """glob lists the repository (or the folder it is given): start git on it before the rest of jitctx imports."""
     if not args.pattern.strip():
         return  # an error to report, nothing to list
     from ..repo import glob_suffix, prefetch_listing
