@@ -387,3 +387,47 @@ def test_a_prefetch_takes_the_glob_folder_as_the_cli_does(repo, tmp_path):
     prefetch_listing(str(repo.root), cwd=str(repo.root), path="../..")  # leads out: left to the real call
     prefetch_listing(str(repo.root), cwd=str(repo.root), path="README.md")  # not a folder
     assert _prefetched() == {}
+
+
+def _random_tree(repo, seed: int) -> None:
+    """A random layout: one dominant folder or many, ignored folders and files,
+    tracked files under ignored folders, untracked files, a nested repository,
+    names with spaces, a leading ':' or non-ASCII letters."""
+    import random
+
+    rng = random.Random(seed)
+    names = ["src", "lib", "docs", "node_modules", "build", ":odd", "sp ace", "é"]
+    rules = ["node_modules/", "*.log", "build/", "gen/"]
+    repo.write(".gitignore", "\n".join(rng.sample(rules, rng.randint(1, len(rules)))) + "\n")
+    tops = rng.sample(names, rng.randint(1, len(names)))
+    heavy = rng.choice(tops)
+    for i in range(rng.randint(40, 120)):
+        top = heavy if rng.random() < 0.7 else rng.choice(tops)
+        depth = rng.randint(0, 3)
+        parts = [top] + [rng.choice(["a", "b", "gen", "c d", ":x"]) + str(rng.randint(0, 4)) for _ in range(depth)]
+        repo.write("/".join(parts) + f"/f{i}." + rng.choice(["py", "log", "md"]), f"{i}\n")
+    repo.git("add", "-A")
+    repo.git("commit", "-q", "-m", "random")
+    for i in range(rng.randint(0, 20)):  # untracked, some of them ignored
+        repo.write(f"{rng.choice(tops)}/{rng.choice(['new', 'gen', 'a1'])}/u{i}.{rng.choice(['py', 'log'])}", "u\n")
+    if rng.random() < 0.5:
+        repo.write(f"{heavy}/nested/.git/HEAD", "ref: refs/heads/main\n")
+        repo.write(f"{heavy}/nested/inner.py", "inner\n")
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_repo, monkeypatch, seed):
+    from jitctx import repo as repo_mod
+
+    repo = make_repo("basic")
+    _random_tree(repo, seed)
+    one = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo.root, capture_output=True, check=True)
+    expected = set(one.stdout.decode("utf-8", "surrogateescape").split("\0")) - {""}
+    monkeypatch.setattr(repo_mod, "_LARGE_INDEX", 0)  # balance as a large repository would
+    monkeypatch.setattr(repo_mod, "_WALKERS", 3)
+    r = Repo(repo.root)
+    assert set(r.files()) == expected
+    folders = sorted({p.rsplit("/", 1)[0] for p in expected if "/" in p})
+    for under in folders[:: max(1, len(folders) // 8)]:
+        listed = {p for chunk in r.file_chunks(under=under) for p in chunk}
+        assert listed == {p for p in expected if p.startswith(under + "/")}, under
