@@ -351,7 +351,7 @@ def walk_groups(root: Path, workers: int, *, balance: bool = True, under: str = 
     (``check-ignore --no-index``) and left whole. Nested repositories and
     submodules are never split (git refuses a pathspec inside a submodule).
     ``[[]]`` (one process, no pathspec; ``[[under]]`` under a folder) for one
-    worker or a folder of one entry. ``balance=False`` (a small repository,
+    worker, a folder of one entry or of more than ``_MAX_UNITS``. ``balance=False`` (a small repository,
     whose walk costs a few ms) deals the folder's entries only.
     """
     folder = root / under if under else root
@@ -361,7 +361,9 @@ def walk_groups(root: Path, workers: int, *, balance: bool = True, under: str = 
         raise RepoError(f"cannot list {str(folder)!r}: {exc.strerror}") from None
     nested = under and any(name == ".git" for name, _ in top)  # a nested repository: git lists nothing inside
     top = [(f"{under}/{name}" if under else name, is_dir) for name, is_dir in top if name != ".git"]
-    if workers <= 1 or len(top) <= 1 or nested:
+    if workers <= 1 or len(top) <= 1 or nested or len(top) > _MAX_UNITS:
+        # one walk: nothing to split, or so many entries that git's per-folder
+        # pathspec tests (and the command line) would cost more than they save
         return [[under] if under else []]
     units = sorted(name for name, _ in top)
     counts = {name: 0 for name, is_dir in top if not is_dir}  # folders inside each unit

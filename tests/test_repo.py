@@ -431,3 +431,13 @@ def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_
     for under in folders[:: max(1, len(folders) // 8)]:
         listed = {p for chunk in r.file_chunks(under=under) for p in chunk}
         assert listed == {p for p in expected if p.startswith(under + "/")}, under
+
+
+def test_a_flat_folder_of_many_entries_is_walked_whole(repo):
+    from jitctx.repo import _MAX_UNITS, walk_groups
+
+    for i in range(_MAX_UNITS + 1):
+        repo.write(f"flat/f{i}.txt", "x\n")
+    assert walk_groups(repo.root / "flat", 2) == [[]]
+    assert walk_groups(repo.root, 2, under="flat") == [["flat"]]
+    assert len(Repo(repo.root).files()) == len(UNIVERSE) + _MAX_UNITS + 1
