@@ -144,7 +144,9 @@ class Workspace:
         res = Result(tool, [excerpt], total=1)
         if q.notice:
             res.add_notice(q.notice)
-        if tool == "head" and not span.lines and span.total_lines is not None and q.start > span.total_lines:
+        if not span.lines and span.total_lines == 0:
+            res.add_notice(f"{target.path} is empty: nothing to read.")
+        elif tool == "head" and not span.lines and span.total_lines is not None and q.start > span.total_lines:
             res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
         elif tool == "head" and not span.lines and span.total_lines is None:
             res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")

@@ -76,10 +76,9 @@ def test_last_line_without_newline_counts(ws):
 
 
 def test_empty_file(ws):
-    e = excerpt(ws.head("text/empty.txt"))
-    assert (e.content, e.total_lines) == ("", 0)
-    e = excerpt(ws.tail("text/empty.txt"))
-    assert (e.content, e.total_lines) == ("", 0)
+    for res in (ws.head("text/empty.txt"), ws.tail("text/empty.txt")):
+        assert (excerpt(res).content, excerpt(res).total_lines) == ("", 0)
+        assert res.notice == "text/empty.txt is empty: nothing to read."  # not "read the end with tail"
 
 
 def test_long_lines_are_cut_with_a_marker(ws):
