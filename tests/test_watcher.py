@@ -364,18 +364,23 @@ def test_reset_hard(repo, stream):
     _stale(s, ["AGENTS.md"])
 
 
-@pytest.mark.slow
-def test_rebase_reported_once_after_it_settles(repo, stream):
-    base = repo.head()
+def _diverged_topic(repo, commits: int) -> str:
+    """A branch ``topic`` with ``commits`` commits while main moved on; on topic. Returns its head."""
     repo.checkout("topic", create=True)
-    for i in range(4):
+    for i in range(commits):
         repo.write(f"topic{i}.txt", f"{i}\n")
         repo.commit(f"topic {i}")
     repo.checkout("main")
     repo.write("main.txt", "main\n")
     repo.commit("main moves")
     repo.checkout("topic")
-    old = repo.head()
+    return repo.head()
+
+
+@pytest.mark.slow
+def test_rebase_reported_once_after_it_settles(repo, stream):
+    base = repo.head()
+    old = _diverged_topic(repo, 4)
     s = stream(_preloaded(repo.root))
     repo.git("rebase", "-q", "main")
     new = repo.head()
@@ -386,15 +391,7 @@ def test_rebase_reported_once_after_it_settles(repo, stream):
 
 @pytest.mark.slow
 def test_slow_rebase_with_pauses_between_picks_is_still_one_move(repo, stream):
-    repo.checkout("topic", create=True)
-    for i in range(3):
-        repo.write(f"topic{i}.txt", f"{i}\n")
-        repo.commit(f"topic {i}")
-    repo.checkout("main")
-    repo.write("main.txt", "main\n")
-    repo.commit("main moves")
-    repo.checkout("topic")
-    old = repo.head()
+    old = _diverged_topic(repo, 3)
     s = stream(_preloaded(repo.root))
     repo.git("rebase", "-q", "--exec", "sleep 0.4", "main")  # gaps longer than the debounce
     _moved(s, old, repo.head(), "topic")
