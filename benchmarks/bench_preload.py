@@ -60,7 +60,7 @@ _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from jitctx.workspace import Workspace
-from jitctx.budget import get_tokenizer
+from jitctx.tokens import get_tokenizer
 ws = Workspace(sys.argv[1])
 t1 = time.perf_counter()
 get_tokenizer()
@@ -85,7 +85,7 @@ def _child(root: Path, cwd: str, reps: int) -> dict:
 
 
 def _references(root: Path) -> dict:
-    from jitctx.budget import get_tokenizer
+    from jitctx.tokens import get_tokenizer
 
     paths = [root / "AGENTS.md"] + [root.joinpath(*LEVELS[: i + 1], "AGENTS.md") for i in range(4)] + [root / "README.md"]
     reads = []
@@ -117,17 +117,17 @@ def _jit(reps: int = 3) -> dict | None:
     paths = ws.repo.files()[:10_000]
     dirs = len({p.rsplit("/", 1)[0] for p in paths if "/" in p})
     a = time.perf_counter()
-    first = ws.jit.on_paths(paths, content=False)
+    first = ws.nested.on_paths(paths, content=False)[0]
     cold = time.perf_counter() - a
     again = []
     for _ in range(reps):
         a = time.perf_counter()
-        ws.jit.on_paths(paths, content=False)
+        ws.nested.on_paths(paths, content=False)[0]
         again.append(time.perf_counter() - a)
     hundred = []
     for _ in range(reps):
         a = time.perf_counter()
-        ws.jit.on_paths(paths[:100], content=False)
+        ws.nested.on_paths(paths[:100], content=False)[0]
         hundred.append(time.perf_counter() - a)
     return {"paths": len(paths), "leaf_dirs": dirs, "delivered": len(first), "cold": cold, "warm": statistics.median(again), "warm_100": statistics.median(hundred)}
 

@@ -4,7 +4,7 @@
 
 1. Latency: in a small temporary repo whose two branches differ in AGENTS.md,
    the time from ``git checkout <other>`` returning to the ``stale`` event
-   arriving from ``Workspace.watch_events`` (native observer, then polling).
+   arriving from ``Workspace.watch`` (native observer, then polling).
 2. Memory and idle CPU: a child process serves the 105k-file synthetic repo
    (read-only) with 200 delivered files in 200 directories; RSS is compared
    without and with the watcher running, and CPU time is summed over an idle
@@ -68,7 +68,7 @@ def latency(tries: int, poll: bool) -> dict:
         ws = Workspace(root)
         ws.ledger.record("AGENTS.md", (root / "AGENTS.md").resolve(), "preload", ws.head_sha())
         q: queue.Queue = queue.Queue()
-        events = ws.watch_events(poll=poll, refresh=False)
+        events = ws.watch(poll=poll, refresh=False)
 
         def drain():
             for ev in events:

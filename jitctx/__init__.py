@@ -2,12 +2,10 @@
 
 The public API. Names load on first use (PEP 562), so ``jitctx --version``
 and ``--help`` stay near bare interpreter start-up, and heavy dependencies
-(tiktoken, gitpython, mcp) load only when a call needs them.
+(tiktoken, tree-sitter, mcp) load only when a call needs them.
 """
 
-from __future__ import annotations
-
-import importlib
+from importlib import import_module
 
 __version__ = "0.1.0"
 
@@ -18,7 +16,7 @@ _WHERE = {
     "Source": "sources",
     "ToolCall": "sources",
     "assemble": "assemble",
-    "context_for_task": "taskctx",
+    "context_for_task": "context",
     "BackendError": "errors",
     "Excerpt": "refs",
     "FileRef": "refs",
@@ -26,6 +24,7 @@ _WHERE = {
     "LineRef": "refs",
     "PathError": "errors",
     "Preload": "preload",
+    "Refreshed": "workspace",
     "PreloadFile": "preload",
     "QueryError": "errors",
     "RepoError": "errors",
@@ -37,26 +36,15 @@ _WHERE = {
 
 __all__ = sorted([*_WHERE, "__version__"])
 
-TYPE_CHECKING = False  # typing costs ~5 ms at start-up; the constant is enough for checkers
-if TYPE_CHECKING:  # pragma: no cover
-    from .assemble import AssembleConfig, assemble
-    from .preload import Preload, PreloadFile
-    from .sources import Message, Source, ToolCall
-    from .taskctx import context_for_task
-    from .window import Context
-    from .errors import BackendError, JitctxError, PathError, QueryError, RepoError, TokenizerError
-    from .refs import Excerpt, FileRef, LineRef, Result, Skipped
-    from .workspace import Workspace
 
-
-def __getattr__(name: str):
+def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'jitctx' has no attribute {name!r}")
-    value = getattr(importlib.import_module(f".{module}", __name__), name)
+    value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value
 
 
 def __dir__() -> list[str]:
-    return sorted([*globals(), *_WHERE])
+    return list(__all__)

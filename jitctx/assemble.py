@@ -4,8 +4,8 @@ Owns turning sources into one window that fits a token budget: which
 sources are kept, cut or evicted and why, the fixed section layout with the
 stable prefix first, exact token counts per section and the prefix hash.
 Does not own what a source is or how history is grouped (``sources``), the
-report values (``window``), provider shapes (``chat``), nor how evidence
-is found for a task (``taskctx``).
+report values (``window``), provider shapes (``providers``), nor how evidence
+is found for a task (``context``).
 
 Pipeline::
 
@@ -35,9 +35,10 @@ from typing import Any
 from .errors import QueryError
 from .query import check_count
 from .sources import Message, Source, item_text
+from .tokens import fit_lines
 from .window import Context, Cut, Eviction, Section
 
-__all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget", "context_for_task"]
+__all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget"]
 
 DEFAULT_OUTPUT = (
     "Answer the task. Cite every file you rely on as path:line. "
@@ -308,22 +309,14 @@ def _cut(item: _Item, allowance: int, tok) -> tuple[str, int] | None:
     lines = item.text.split("\n")[:-1]
     total = len(lines)
 
-    def marker(k: int) -> str:
-        return f"[... cut to fit the budget: kept {k:,} of {total:,} lines, {item.tokens:,} tokens in full]\n"
+    def render(k: int) -> str:
+        return "".join(line + "\n" for line in lines[:k]) + f"[... cut to fit the budget: kept {k:,} of {total:,} lines, {item.tokens:,} tokens in full]\n"
 
-    probe = tok.truncate(item.text, max(allowance - tok.count(marker(total)), 0))
-    k = probe.count("\n")  # whole lines only
-    while k > 0:
-        kept = "\n".join(lines[:k]) + "\n"
-        body_tokens = tok.count(kept)
-        if body_tokens < MIN_KEEP:
-            return None
-        text = kept + marker(k)
-        n = tok.count(text)
-        if n <= allowance:
-            return text, n
-        k -= 1
-    return None
+    k = fit_lines(tok.count, lines, allowance, render)
+    if not k or tok.count("".join(line + "\n" for line in lines[:k])) < MIN_KEEP:
+        return None
+    text = render(k)
+    return text, tok.count(text)
 
 
 # -- structure --------------------------------------------------------------------
@@ -371,7 +364,7 @@ def assemble(
     budget = check_budget(budget)
     available = cfg.available(budget)
     if tokenizer is None:
-        from .budget import get_tokenizer
+        from .tokens import get_tokenizer
 
         tokenizer = get_tokenizer()
     tok = tokenizer
@@ -438,13 +431,6 @@ def assemble(
         prefix_hash=hashlib.sha256(stable.encode("utf-8")).hexdigest(),
         messages=history,
     )
-
-
-def context_for_task(ws, task: str, budget: int = 16000, **kwargs: Any) -> Context:
-    """Preload, gather evidence for ``task`` from the primitives, assemble. See ``taskctx``."""
-    from .taskctx import context_for_task as run
-
-    return run(ws, task, budget, **kwargs)
 
 
 def _fallback_victim(final: list[_Item]) -> _Item | None:

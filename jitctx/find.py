@@ -1,8 +1,8 @@
 """glob: gitignore-style patterns over the file universe -> FileRefs.
 
 Owns matching, sorting and limiting file references (DESIGN section 4).
-Does not own the universe (``repo``), path checks (``policy``) or the
-envelope's stale/instructions fields (``workspace``).
+Does not own the universe (``repo``), path checks (``policy``), glob syntax
+(``match``) or the envelope's stale/instructions fields (``workspace``).
 """
 
 from __future__ import annotations
@@ -13,13 +13,15 @@ from dataclasses import dataclass, replace
 from operator import itemgetter
 
 from .errors import JitctxError
+from .match import compile_glob, glob_suffix, has_glob_chars
+from .policy import PathPolicy
 from .query import check_bool, check_choice, check_count, check_pattern
 from .refs import FileRef, Result, file_ref
+from .repo import Repo
 
 __all__ = ["FindQuery", "SORTS", "find"]
 
 SORTS = ("mtime", "path", "size")
-_GLOB_CHARS = frozenset("*?[")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,10 +50,8 @@ class FindQuery:
         )
 
 
-def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None]:
+def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None]:
     """(path, size, mtime, target denied) of every file matching, and how many were looked at (if known)."""
-    from .repo import compile_glob, glob_suffix
-
     suffix = glob_suffix(q.pattern, q.ignore_case)
     # a plain suffix is tested with endswith (4x faster than the regex, and
     # importing pathspec for the regex costs ~20 ms)
@@ -60,9 +60,9 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bo
     hits: list[tuple[str, int, float, bool]] = []
     searched = 0
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
-    base, fd = _open_root(ws.root)
+    base, fd = _open_root(repo.root)
     try:
-        for names in ws.repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1]):
+        for names in repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1]):
             cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
             searched += len(cands)
             picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
@@ -75,14 +75,14 @@ def _scan(ws, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bo
                 if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
                     hits.append((path, st.st_size, st.st_mtime, False))
                 elif _stat.S_ISLNK(st.st_mode):
-                    hit = _link_hit(ws, path, st)
+                    hit = _link_hit(policy, path, st)
                     if hit is not None:
                         hits.append(hit)
     finally:
         if fd is not None:
             os.close(fd)
     # with a suffix, git already left out tracked paths that cannot match: no honest count
-    return hits, None if suffix and ws.repo.is_git else searched
+    return hits, None if suffix and repo.is_git else searched
 
 
 def _open_root(root) -> tuple[str, int | None]:
@@ -100,46 +100,46 @@ def _open_root(root) -> tuple[str, int | None]:
     return str(root) + os.sep, None
 
 
-def _link_hit(ws, path: str, lst: os.stat_result) -> tuple[str, int, float, bool] | None:
+def _link_hit(policy: PathPolicy, path: str, lst: os.stat_result) -> tuple[str, int, float, bool] | None:
     """A symlink: its target's size and mtime when the target is a file inside the root.
 
     A link leading out keeps its own (lstat) values: nothing about the outside
     file is shown. ``True`` last when the target's name is denied.
     """
-    real = os.path.realpath(ws.root / path)
-    inside = real == str(ws.root) or real.startswith(str(ws.root) + os.sep)
+    real = os.path.realpath(policy.root / path)
+    inside = policy.inside(real)
     try:
         st = os.stat(real)
     except OSError:
         return None  # dangling or looping
     if not _stat.S_ISREG(st.st_mode):
         return None
-    denied = ws.policy.is_denied(os.path.basename(real))
+    denied = policy.is_denied(os.path.basename(real))
     return (path, st.st_size, st.st_mtime, denied) if inside else (path, lst.st_size, lst.st_mtime, denied)
 
 
-def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
-    """Run a glob in a Workspace; returns the result and the paths it shows."""
-    base = ws.policy.resolve(q.path, want="dir")
+def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str]]:
+    """Run a glob; returns the result and the paths it shows."""
+    base = policy.resolve(q.path, want="dir")
     prefix = "" if base.path == "." else base.path + "/"
-    root_prefix = str(ws.root) + "/" + prefix
+    root_prefix = str(policy.root) + "/" + prefix
     if q.pattern.startswith(root_prefix):  # an absolute pattern inside the search path
         q = replace(q, pattern=q.pattern[len(root_prefix):])
     refs: list[FileRef] = []
 
-    literal = _literal_hit(ws, q, prefix) if _GLOB_CHARS & set(q.pattern) else None
+    literal = _literal_hit(repo, policy, q, prefix) if has_glob_chars(q.pattern) else None
     if literal is not None:
         refs.append(literal)
         searched = total = 1
     else:
-        hits, searched = _scan(ws, q, prefix)
+        hits, searched = _scan(repo, policy, q, prefix)
         total = len(hits)
         # sort plain tuples, build objects only for what is shown; ties by
         # path: a path sort first, then a stable sort on the key (C-level keys)
         hits.sort(key=itemgetter(0))
         if q.sort != "path":
             hits.sort(key=itemgetter(2 if q.sort == "mtime" else 1), reverse=True)
-        denied = ws.policy.is_denied
+        denied = policy.is_denied
         refs = [FileRef(p, size, round(mtime, 3), denied=target_denied or denied(p)) for p, size, mtime, target_denied in hits[: q.limit]]
 
     res = Result("glob", refs, total=total)
@@ -155,7 +155,7 @@ def find(ws, q: FindQuery) -> tuple[Result, list[str]]:
         scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
         count = f"{searched:,} searched" if searched is not None else "searched"
         res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
-        if (ws.root / (prefix + q.pattern.rstrip("/"))).is_dir():
+        if (policy.root / (prefix + q.pattern.rstrip("/"))).is_dir():
             res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]
 
@@ -164,9 +164,9 @@ def _order(sort: str) -> str:
     return {"mtime": "newest first", "size": "largest first", "path": "by path"}[sort]
 
 
-def _literal_hit(ws, q: FindQuery, prefix: str) -> FileRef | None:
+def _literal_hit(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> FileRef | None:
     """An existing file named exactly by a pattern with glob characters wins."""
-    candidate = ws.root / (prefix + q.pattern)
+    candidate = policy.root / (prefix + q.pattern)
     try:
         st = os.stat(candidate)
     except (OSError, ValueError):
@@ -175,7 +175,7 @@ def _literal_hit(ws, q: FindQuery, prefix: str) -> FileRef | None:
         return None
     path = prefix + q.pattern
     try:
-        target = ws.policy.resolve(path, want="any")
+        target = policy.resolve(path, want="any")
     except JitctxError:  # outside the root, inside .git: not a literal hit
         return None
-    return file_ref(target.path, st, ignored=ws.repo.is_ignored(target.path), denied=ws.policy.is_denied(target.path))
+    return file_ref(target.path, st, ignored=repo.is_ignored(target.path), denied=policy.is_denied(target.path))

@@ -1,12 +1,12 @@
 """Instruction files: which one governs a directory, and its text, loaded once.
 
 Owns the per-directory pick (``AGENTS.override.md``, ``AGENTS.md``, then the
-fallbacks; exact-case names; empty, special, binary, unreadable and broken
-files skipped with a reason), reading a file's text (BOM stripped, CRLF
-normalised, invalid UTF-8 replaced, very large files read only as far as a
-budget can use) and cutting text on line boundaries with a visible marker.
-Does not own the prefix (``preload``), budgets or the session (``preload``'s
-``JitInstructions``).
+fallbacks; exact-case names; empty, special, binary, unreadable, broken and
+outside-the-root files skipped with a reason) and reading a file's text
+through the policy's opener (BOM stripped, CRLF normalised, invalid UTF-8
+replaced, very large files read only as far as a budget can use). Does not
+own the prefix (``preload``), cutting to a budget (``tokens.fit_lines``) or
+the session (``nested``).
 
 Everything here is deterministic: the same bytes give the same text, and no
 absolute path or time ever enters a text or a warning.
@@ -14,6 +14,7 @@ absolute path or time ever enters a text or a warning.
 
 from __future__ import annotations
 
+import errno
 import os
 import stat
 import threading
@@ -22,7 +23,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import QueryError
-from .policy import decode, is_binary_bytes, split_lines
+from .policy import Opener
+from .text import decode, is_binary, split_lines
 
 __all__ = [
     "DEFAULT_FALLBACKS",
@@ -33,7 +35,7 @@ __all__ = [
     "Loaded",
     "Pick",
     "check_fallbacks",
-    "cut_lines",
+    "count_memo",
     "load",
     "pick_instruction",
     "pick_readme",
@@ -89,33 +91,33 @@ class Loaded:
         return self.complete and not any(line.strip() for line in self.lines)
 
 
-def _read_bytes(real: Path, limit: int) -> bytes:
+def _read_bytes(opener: Opener, rel: str, limit: int) -> bytes:
     """Read at most ``limit`` bytes (tests replace this to simulate errors)."""
-    with open(real, "rb") as f:
-        return f.read(limit)
+    return opener.read(rel, limit)[0]
 
 
 _cache: OrderedDict[tuple, Loaded] = OrderedDict()
 _cache_lock = threading.Lock()
 
 
-def load(real: Path, st: os.stat_result, budget_tokens: int) -> Loaded:
-    """Read and decode a regular file, cached by its identity and ``stat``.
+def load(opener: Opener, rel: str, st: os.stat_result, budget_tokens: int) -> Loaded:
+    """Read and decode the regular file ``rel`` (repo-relative, no symlink on the way),
+    cached by its identity and ``stat``.
 
     Files up to 4 MiB are read whole; larger ones only as far as
     ``budget_tokens`` could possibly use. Raises ``OSError`` if unreadable.
     """
     size = st.st_size
     limit = size if size <= FULL_READ else min(FULL_READ, max(_MIN_PARTIAL, budget_tokens * _BYTES_PER_TOKEN))
-    key = (str(real), st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns, limit)
+    key = (str(opener.root), rel, st.st_dev, st.st_ino, size, st.st_mtime_ns, st.st_ctime_ns, limit)
     with _cache_lock:
         hit = _cache.get(key)
         if hit is not None:
             _cache.move_to_end(key)
             return hit
-    data = _read_bytes(real, limit)
+    data = _read_bytes(opener, rel, limit)
     complete = len(data) >= size
-    binary = is_binary_bytes(data)
+    binary = is_binary(data)
     blob = None
     if complete:
         import hashlib  # not at start-up
@@ -157,8 +159,8 @@ class Candidate:
     """One file examined for a directory: the pick or a skipped one, and why.
 
     ``reason`` is ``None`` for the pick, else ``empty``, ``not_a_file``,
-    ``broken_link``, ``unreadable`` or ``binary``. ``outside`` marks a
-    symlink whose target is outside the root.
+    ``broken_link``, ``outside_root``, ``denied``, ``unreadable`` or
+    ``binary``.
     """
 
     path: str  # repo-relative (the name as found, not the link target)
@@ -166,7 +168,6 @@ class Candidate:
     st: os.stat_result | None
     loaded: Loaded | None
     reason: str | None = None
-    outside: bool = False
 
     @property
     def identity(self) -> tuple[int, int] | None:
@@ -187,12 +188,14 @@ def _join(rel_dir: str, name: str) -> str:
     return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
 
 
-def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None) -> tuple[Candidate | None, str | None]:
+def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None) -> tuple[Candidate | None, str | None]:
     """Look at one candidate name: (candidate or None if absent, warning or None).
 
     ``denied`` is the deny-list test (``PathPolicy.is_denied``): a candidate
-    that is, or links to, a denied file is skipped unread.
+    that is, or links to, a denied file is skipped unread; so is one that
+    links out of the root (as ``head`` refuses it).
     """
+    root = opener.root
     d = root if rel_dir in ("", ".") else root / rel_dir
     p = d / name
     rel = _join(rel_dir, name)
@@ -207,32 +210,39 @@ def _examine(root: Path, rel_dir: str, name: str, budget_tokens: int, listing: s
             listing = set()
     if name not in listing:  # a case-insensitive file system matched another case
         return None, None
-    real = p
-    outside = False
+    real, target = p, rel
     if stat.S_ISLNK(lst.st_mode):
         try:
             real = Path(os.path.realpath(p, strict=True))
-            st = os.stat(real)
+            os.stat(real)
         except OSError:
             return Candidate(rel, p, None, None, "broken_link"), f"{rel} is a broken or looping symlink; skipped"
-        outside = not (real == root or real.is_relative_to(root))
-    else:
-        st = lst
+        if not (real == root or real.is_relative_to(root)):
+            return Candidate(rel, p, None, None, "outside_root"), f"{rel} is a symlink to a file outside the root; skipped, as head refuses it"
+        target = real.relative_to(root).as_posix()
     if denied is not None and (denied(rel) or denied(real.name)):
         return Candidate(rel, p, None, None, "denied"), f"{rel} is, or links to, a file on the deny list ({real.name}); skipped, its content is never shown"
-    if not stat.S_ISREG(st.st_mode):
-        kind = "a directory" if stat.S_ISDIR(st.st_mode) else "not a regular file"
-        return Candidate(rel, real, st, None, "not_a_file"), f"{rel} is {kind}; skipped"
     try:
-        loaded = load(real, st, budget_tokens)
+        fd, st = opener.open_fd(target)
+    except OSError as exc:
+        if exc.errno == errno.EINVAL:  # not a regular file
+            try:
+                st = os.stat(real)
+            except OSError:
+                st = None
+            kind = "a directory" if st is not None and stat.S_ISDIR(st.st_mode) else "not a regular file"
+            return Candidate(rel, real, st, None, "not_a_file"), f"{rel} is {kind}; skipped"
+        return Candidate(rel, real, None, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
+    os.close(fd)
+    try:
+        loaded = load(opener, target, st, budget_tokens)
     except OSError as exc:
         return Candidate(rel, real, st, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
     if loaded.binary:
         return Candidate(rel, real, st, loaded, "binary"), f"{rel} is binary (a NUL byte in its first 8 KiB); skipped"
     if loaded.is_empty:
-        return Candidate(rel, real, st, loaded, "empty", outside), None
-    warning = f"{rel} is a symlink to a file outside the root; loaded anyway" if outside else None
-    return Candidate(rel, real, st, loaded, None, outside), warning
+        return Candidate(rel, real, st, loaded, "empty"), None
+    return Candidate(rel, real, st, loaded, None), None
 
 
 def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> list[str]:
@@ -245,7 +255,7 @@ def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> lis
     return out
 
 
-def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None) -> Pick:
+def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None) -> Pick:
     """The first non-empty regular file among the names, in precedence order.
 
     ``near_misses`` lists the directory to warn about names that differ only
@@ -255,7 +265,7 @@ def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budge
     listing = None
     warnings: list[str] = []
     if near_misses:
-        d = root if rel_dir in ("", ".") else root / rel_dir
+        d = opener.root if rel_dir in ("", ".") else opener.root / rel_dir
         try:
             listing = set(os.listdir(d))
         except OSError:
@@ -264,7 +274,7 @@ def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budge
     skipped: list[Candidate] = []
     chosen = None
     for name in names:
-        cand, warning = _examine(root, rel_dir, name, budget_tokens, listing, denied)
+        cand, warning = _examine(opener, rel_dir, name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
@@ -280,10 +290,10 @@ def pick_instruction(root: Path, rel_dir: str, fallbacks: tuple[str, ...], budge
     return Pick(rel_dir or ".", chosen, tuple(skipped), tuple(warnings))
 
 
-def pick_readme(root: Path, budget_tokens: int, *, denied=None) -> Pick:
+def pick_readme(opener: Opener, budget_tokens: int, *, denied=None) -> Pick:
     """The root README: README.md, .rst, .txt or bare; exact case first, then any case."""
     try:
-        listing = set(os.listdir(root))
+        listing = set(os.listdir(opener.root))
     except OSError:
         listing = set()
     order = list(README_NAMES)
@@ -291,7 +301,7 @@ def pick_readme(root: Path, budget_tokens: int, *, denied=None) -> Pick:
     order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)
     skipped, warnings = [], []
     for name in order:
-        cand, warning = _examine(root, ".", name, budget_tokens, listing, denied)
+        cand, warning = _examine(opener, ".", name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
@@ -300,44 +310,3 @@ def pick_readme(root: Path, budget_tokens: int, *, denied=None) -> Pick:
             return Pick(".", cand, tuple(skipped), tuple(warnings))
         skipped.append(cand)
     return Pick(".", None, tuple(skipped), tuple(warnings))
-
-
-# -- cutting ------------------------------------------------------------------
-
-
-def cut_lines(tok, lines: tuple[str, ...], room: int, render) -> int | None:
-    """The most leading lines ``k`` with ``tok.count(render(k)) <= room``.
-
-    ``render(k)`` must give the text (marker included) keeping ``k`` lines;
-    its cost grows with ``k``. Returns ``None`` if even ``k = 0`` does not
-    fit. Gallops up from a byte estimate so a huge file costs only counts of
-    text near the size that fits.
-    """
-    if tok.count(render(0)) > room:
-        return None
-    n = len(lines)
-    lo, hi = 0, None  # cost(lo) fits; cost(hi) does not
-    probe, chars = 0, 0
-    target = room * 4
-    while probe < n and chars < target:
-        chars += len(lines[probe]) + 1
-        probe += 1
-    while True:
-        if probe >= n:
-            if tok.count(render(n)) <= room:
-                return n
-            hi = n
-            break
-        if tok.count(render(probe)) <= room:
-            lo = probe
-            probe = min(n, probe * 2 + 1)
-        else:
-            hi = probe
-            break
-    while hi - lo > 1:
-        mid = (lo + hi) // 2
-        if tok.count(render(mid)) <= room:
-            lo = mid
-        else:
-            hi = mid
-    return lo

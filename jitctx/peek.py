@@ -1,20 +1,30 @@
 """head and tail: a bounded run of lines from one file, as an Excerpt.
 
-Owns reading line ranges cheaply: head reads forward only as far as it
+Owns reading line ranges cheaply (head reads forward only as far as it
 needs, tail reads backwards from the end so its cost does not grow with the
-file. Does not own path checks (``policy``) or token caps (``render``).
+file), the excerpt and its notices, and the call that reads on. The file is
+opened through the policy's opener and judged as opened. Does not own path
+checks (``policy``), the session fields or token caps (``workspace``,
+``render``).
 """
 
 from __future__ import annotations
 
-import os
-from dataclasses import dataclass
+import errno
+from dataclasses import dataclass, replace
+from typing import BinaryIO
 
 from .errors import PathError
-from .policy import BINARY_PROBE, clean_line, decode, is_binary_bytes, trim_partial
+from .ledger import Delivered
+from .policy import PathPolicy
 from .query import check_count
+from .refs import Excerpt, Result, mtime_of
+from .render import render_text, slim_instructions
+from .repo import Repo
+from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
+from .tokens import fit_lines
 
-__all__ = ["MAX_LINE_CHARS", "MAX_LINES", "COUNT_LIMIT", "PeekQuery", "Span", "read_head", "read_tail"]
+__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "PeekQuery", "Span", "add_read_on", "fit_excerpt", "peek", "read_head", "read_tail"]
 
 MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
@@ -66,8 +76,8 @@ def _clip(raw: bytes, skipped: int = 0) -> tuple[str, bool, bool]:
     return text, replaced, False
 
 
-def _check_binary(f, path: str) -> None:
-    if is_binary_bytes(f.read(BINARY_PROBE)):
+def _check_binary(f: BinaryIO, path: str) -> None:
+    if is_binary(f.read(BINARY_PROBE)):
         raise PathError(f"path {path!r} is a binary file", path=path, reason="binary", hint="head and tail read text files only")
     f.seek(0)
 
@@ -85,92 +95,186 @@ def _count_lines(f, from_pos: int) -> int:
     return count
 
 
-def read_head(real: os.PathLike, path: str, size: int, n: int, start: int) -> Span:
-    """Lines ``start`` .. ``start+n-1``, reading forward only as far as needed."""
+def read_head(f: BinaryIO, path: str, size: int, n: int, start: int) -> Span:
+    """Lines ``start`` .. ``start+n-1`` of the open file ``f``, reading forward only as far as needed."""
     lines: list[str] = []
     replaced = False
     cut = 0
-    with open(real, "rb") as f:
-        _check_binary(f, path)
-        first = f.read(3)
-        if first != b"\xef\xbb\xbf":
-            f.seek(0)
-        lineno = 0
-        while lineno < start + n - 1:
-            raw = f.readline(_LINE_BYTES)
-            if not raw:
-                break
-            skipped = 0
-            if not raw.endswith(b"\n") and len(raw) == _LINE_BYTES:
-                # a very long line: skip the rest of it without holding it
-                while more := f.readline(_CHUNK):
-                    if more.endswith(b"\n"):
-                        skipped += len(more) - 1
-                        break
-                    skipped += len(more)
-            lineno += 1
-            if lineno >= start:
-                body = raw[:-1] if raw.endswith(b"\n") else raw
-                text, rep, was_cut = _clip(body, skipped)
-                lines.append(text)
-                replaced |= rep
-                cut += was_cut
-        total: int | None
-        if size > COUNT_LIMIT:
-            total = None
-        else:
-            rest = _count_lines(f, f.tell())
-            total = lineno + rest
-    return Span(lines, start, total, replaced, cut)
-
-
-def read_tail(real: os.PathLike, path: str, size: int, n: int) -> Span:
-    """The last ``n`` lines, read backwards from the end in blocks."""
-    with open(real, "rb") as f:
-        _check_binary(f, path)
-        if size == 0:
-            return Span([], 1, 0, False, 0)
-        budget = max(1 << 20, n * (_LINE_BYTES + 2))  # never read more than this
-        pos = size
-        f.seek(size - 1)
-        trailing = f.read(1) == b"\n"
-        need = n + 1 if trailing else n  # newlines before the first wanted line
-        blocks: list[bytes] = []
-        newlines = read = 0
-        while pos > 0 and newlines < need and read < budget:
-            step = min(_CHUNK, pos)
-            pos -= step
-            f.seek(pos)
-            block = f.read(step)
-            blocks.append(block)
-            newlines += block.count(b"\n")
-            read += step
-        buf = b"".join(reversed(blocks))
-        body = buf[:-1] if trailing else buf
-        parts = body.split(b"\n")
-        # parts[0] is whole only if the read reached the file start; else drop it
-        partial = pos > 0 and len(parts) <= n  # byte budget ran out inside one long line
-        if not partial and (pos > 0 or len(parts) > n):
-            parts = parts[-n:]
-        elif pos == 0 and parts[0].startswith(b"\xef\xbb\xbf"):
-            parts[0] = parts[0][3:]
-        lines: list[str] = []
-        replaced = False
-        cut = 0
-        for i, raw in enumerate(parts):
-            if i == 0 and partial:  # read from inside a character: drop its continuation bytes
-                k = 0
-                while k < 3 and k < len(raw) and raw[k] & 0xC0 == 0x80:
-                    k += 1
-                raw = raw[k:]
-            text, rep, was_cut = _clip(raw)
-            if i == 0 and partial:
-                text = f"[… line start not read] {text[-MAX_LINE_CHARS:]}"
-                was_cut = True
+    _check_binary(f, path)
+    first = f.read(len(BOM))
+    if first != BOM:
+        f.seek(0)
+    lineno = 0
+    while lineno < start + n - 1:
+        raw = f.readline(_LINE_BYTES)
+        if not raw:
+            break
+        skipped = 0
+        if not raw.endswith(b"\n") and len(raw) == _LINE_BYTES:
+            # a very long line: skip the rest of it without holding it
+            while more := f.readline(_CHUNK):
+                if more.endswith(b"\n"):
+                    skipped += len(more) - 1
+                    break
+                skipped += len(more)
+        lineno += 1
+        if lineno >= start:
+            body = raw[:-1] if raw.endswith(b"\n") else raw
+            text, rep, was_cut = _clip(body, skipped)
             lines.append(text)
             replaced |= rep
             cut += was_cut
-        if size > COUNT_LIMIT:
-            return Span(lines, None, None, replaced, cut)
-        total = _count_lines(f, 0)
+    total: int | None
+    if size > COUNT_LIMIT:
+        total = None
+    else:
+        rest = _count_lines(f, f.tell())
+        total = lineno + rest
+    return Span(lines, start, total, replaced, cut)
+
+
+def read_tail(f: BinaryIO, path: str, size: int, n: int) -> Span:
+    """The last ``n`` lines of the open file ``f``, read backwards from the end in blocks."""
+    _check_binary(f, path)
+    if size == 0:
+        return Span([], 1, 0, False, 0)
+    budget = max(1 << 20, n * (_LINE_BYTES + 2))  # never read more than this
+    pos = size
+    f.seek(size - 1)
+    trailing = f.read(1) == b"\n"
+    need = n + 1 if trailing else n  # newlines before the first wanted line
+    blocks: list[bytes] = []
+    newlines = read = 0
+    while pos > 0 and newlines < need and read < budget:
+        step = min(_CHUNK, pos)
+        pos -= step
+        f.seek(pos)
+        block = f.read(step)
+        blocks.append(block)
+        newlines += block.count(b"\n")
+        read += step
+    buf = b"".join(reversed(blocks))
+    body = buf[:-1] if trailing else buf
+    parts = body.split(b"\n")
+    # parts[0] is whole only if the read reached the file start; else drop it
+    partial = pos > 0 and len(parts) <= n  # byte budget ran out inside one long line
+    if not partial and (pos > 0 or len(parts) > n):
+        parts = parts[-n:]
+    elif pos == 0 and parts[0].startswith(BOM):
+        parts[0] = parts[0][len(BOM) :]
+    lines: list[str] = []
+    replaced = False
+    cut = 0
+    for i, raw in enumerate(parts):
+        if i == 0 and partial:  # read from inside a character: drop its continuation bytes
+            k = 0
+            while k < 3 and k < len(raw) and raw[k] & 0xC0 == 0x80:
+                k += 1
+            raw = raw[k:]
+        text, rep, was_cut = _clip(raw)
+        if i == 0 and partial:
+            text = f"[… line start not read] {text[-MAX_LINE_CHARS:]}"
+            was_cut = True
+        lines.append(text)
+        replaced |= rep
+        cut += was_cut
+    if size > COUNT_LIMIT:
+        return Span(lines, None, None, replaced, cut)
+    total = _count_lines(f, 0)
     return Span(lines, total - len(lines) + 1, total, replaced, cut)
+
+
+def peek(repo: Repo, policy: PathPolicy, tool: str, q: PeekQuery) -> tuple[Result, Delivered]:
+    """Run head or tail: the excerpt with its notices, and the file it delivered.
+
+    The file is opened through the policy's opener after the path is checked:
+    what is read is the file that was checked (a symlink swapped in since is
+    refused), and its size and mtime are the opened file's.
+    """
+    target = policy.resolve(q.path, want="file")
+    try:
+        with policy.opener() as opener:
+            f, st = opener.open(target.path)
+    except OSError as exc:
+        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+            raise PathError(f"path {q.path!r} changed while it was being read", path=q.path, reason="changed", hint="read it again") from None
+        if exc.errno == errno.EINVAL:
+            raise PathError(f"path {q.path!r} is not a regular file", path=q.path, reason="not_a_file") from None
+        raise PathError(f"path {q.path!r} cannot be read: {exc.strerror}", path=q.path, reason="unreadable") from None
+    size = st.st_size
+    with f:
+        span = read_head(f, target.path, size, q.n, q.start) if tool == "head" else read_tail(f, target.path, size, q.n)
+    content = "".join(line + "\n" for line in span.lines)
+    end = span.start_line + len(span.lines) - 1 if span.start_line is not None else None
+    excerpt = Excerpt(target.path, size, mtime_of(st), span.start_line, end, span.total_lines, content, ignored=repo.is_ignored(target.path), replaced=span.replaced)
+    res = Result(tool, [excerpt], total=1)
+    if q.notice:
+        res.add_notice(q.notice)
+    if not span.lines and span.total_lines == 0:
+        res.add_notice(f"{target.path} is empty: nothing to read.")
+    elif tool == "head" and not span.lines and span.total_lines is not None and q.start > span.total_lines:
+        res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
+    elif tool == "head" and not span.lines and span.total_lines is None:
+        res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
+    if span.total_lines is None and span.lines:
+        if tool == "tail":
+            res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
+        else:
+            res.add_notice(f"{target.path} is over 8 MiB, so total_lines was not counted.")
+    if span.replaced:
+        res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
+    if span.cut_lines:
+        res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
+    return res, Delivered(target.path, target.real, "read")
+
+
+def fit_excerpt(result: Result, max_tokens: int, tokenizer) -> Result:
+    """Keep whole lines (the first ones for head, the last ones for tail) so that
+    the whole rendered result, read-on call included, fits ``max_tokens``.
+
+    The rendered text is what is priced, so the cap holds exactly (a result
+    whose fixed parts alone exceed it keeps no line, and says so).
+    """
+    result = slim_instructions(result, max_tokens, tokenizer)
+    e = result.results[0]
+    lines = e.lines
+    from_end = result.tool == "tail"
+
+    def cut(k: int) -> Result:
+        if k == len(lines):
+            out = replace(result, results=[replace(e, tokens=0)])
+        else:
+            kept = lines[len(lines) - k :] if from_end else lines[:k]
+            start, end = e.start_line, e.end_line
+            if start is not None and end is not None:
+                start, end = (end - k + 1, end) if from_end else (start, start + k - 1)
+            content = "".join(t + "\n" for t in kept)
+            out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=0)], truncated=True)
+            which = "the last " if from_end else ""
+            out.add_notice(f"cut to {which}{k:,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
+        add_read_on(out)
+        return out
+
+    def priced(k: int) -> str:
+        # the token count shown in the header is priced as wide as any real one
+        out = cut(k)
+        return render_text(replace(out, results=[replace(out.results[0], tokens=10**9)]))
+
+    k = fit_lines(tokenizer.count, lines, max_tokens, priced)
+    out = cut(k or 0)
+    excerpt = out.results[0]
+    out.results = [replace(excerpt, tokens=tokenizer.count(excerpt.content))]
+    return out
+
+
+def add_read_on(res: Result) -> None:
+    """The call that reads past a head/tail excerpt, from the lines it shows
+    (after any token cut: it names the lines actually shown)."""
+    e = res.results[0]
+    if res.tool == "head" and e.end_line is not None and e.content:
+        if e.total_lines is not None and e.end_line < e.total_lines:
+            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")
+        elif e.total_lines is None and res.truncated:
+            res.add_notice(f"read on with head path={e.path} start={e.end_line + 1}.")
+    elif res.tool == "tail" and e.start_line is not None and e.start_line > 1:
+        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")

@@ -1,101 +1,141 @@
-"""What may be served: path confinement, the deny list, binary and text rules.
+"""What may be served, and the one way a file's content is read.
 
 Owns turning a user-given path into a checked (real path, repo-relative path)
-pair, the deny list, binary detection and text decoding (DESIGN section 2).
-Does not own discovery (``repo``) or reading ranges of lines (``peek``).
+pair, the deny list, and opening files: content under the root is opened
+through :class:`Opener` only (component by component, never following a
+symlink, so a link swapped in during a call cannot lead out of the root or
+into a denied file; only regular files; the checks are made on the opened
+file, not on the path), and small metadata files (git's ``HEAD``,
+``.gitignore``) through :func:`read_small` (non-blocking, bounded). DESIGN
+section 2. Does not own discovery (``repo``), text rules (``text``) or
+reading ranges of lines (``peek``).
 """
 
 from __future__ import annotations
 
 import errno
 import os
-import re
 import stat
-from dataclasses import dataclass
-from fnmatch import translate
 from pathlib import Path, PurePosixPath
 
 from .errors import PathError, QueryError
+from .match import DenyRules
 
-__all__ = [
-    "BINARY_PROBE",
-    "DEFAULT_ALLOW",
-    "DEFAULT_DENY",
-    "LONE_CR",
-    "PathPolicy",
-    "Target",
-    "clean_line",
-    "decode",
-    "is_binary_bytes",
-    "split_lines",
-    "trim_partial",
-]
+__all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "Opener", "PathPolicy", "Target", "read_small"]
 
 DEFAULT_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", ".netrc")
 DEFAULT_ALLOW = ("*.example", "*.sample", "*.template")
-BINARY_PROBE = 8192
-_BOM = b"\xef\xbb\xbf"
+
+_CLOEXEC = getattr(os, "O_CLOEXEC", 0)
+_NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
+_DIRECTORY = getattr(os, "O_DIRECTORY", 0)
+_NONBLOCK = getattr(os, "O_NONBLOCK", 0)
+_DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+# O_NONBLOCK: opening a FIFO never waits for a writer (it is then refused as not a regular file)
+_FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
 
 
-def is_binary_bytes(head: bytes) -> bool:
-    """Binary means a NUL byte in the first 8 KiB."""
-    return b"\0" in head[:BINARY_PROBE]
-
-
-def decode(data: bytes) -> tuple[str, bool]:
-    """UTF-8 with replacement, BOM stripped; returns (text, replaced)."""
-    if data.startswith(_BOM):
-        data = data[len(_BOM):]
-    try:
-        return data.decode("utf-8"), False
-    except UnicodeDecodeError:
-        return data.decode("utf-8", "replace"), True
-
-
-LONE_CR = "\u240d"  # a carriage return inside a line is shown as this, never returned raw
-
-
-def clean_line(line: str) -> str:
-    """One line's text as returned: a trailing ``\\r`` dropped, any other shown as U+240D."""
-    if line.endswith("\r"):
-        line = line[:-1]
-    return line.replace("\r", LONE_CR) if "\r" in line else line
-
-
-def split_lines(text: str) -> list[str]:
-    """Split on ``\\n`` only; ``\\r\\n`` ends a line; no ``\\r`` is ever returned (see clean_line)."""
-    if not text:
-        return []
-    lines = text.split("\n")
-    if lines[-1] == "":
-        lines.pop()
-    return [clean_line(ln) for ln in lines]
-
-
-def trim_partial(raw: bytes) -> bytes:
-    """Drop an incomplete UTF-8 sequence at the end of ``raw`` (a read that stopped mid-character)."""
-    for k in range(1, min(4, len(raw)) + 1):
-        b = raw[-k]
-        if b & 0xC0 != 0x80:  # the lead byte (or ASCII) of the last sequence
-            need = 1 if b < 0x80 else 2 if b >> 5 == 0b110 else 3 if b >> 4 == 0b1110 else 4 if b >> 3 == 0b11110 else 1
-            return raw[:-k] if need > k else raw
-    return raw
-
-
-def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
-    if not globs:
-        return re.compile(r"(?!)")
-    return re.compile("|".join(f"(?:{translate(g)})" for g in globs))
-
-
-@dataclass(frozen=True, slots=True)
 class Target:
     """A checked path: ``real`` on disk, ``path`` repo-relative POSIX (``"."`` for the root)."""
 
-    real: Path
-    path: str
-    is_dir: bool
-    st: os.stat_result
+    __slots__ = ("is_dir", "path", "real", "st")
+
+    def __init__(self, real: Path, path: str, is_dir: bool, st: os.stat_result) -> None:
+        self.real = real
+        self.path = path
+        self.is_dir = is_dir
+        self.st = st
+
+
+def read_small(path: Path, limit: int = 1 << 20) -> str | None:
+    """A small metadata file's text (``HEAD``, a ref, ``.gitignore``), stripped; ``None``
+    when missing, not a regular file (a FIFO never blocks) or unreadable. At most
+    ``limit`` bytes are read."""
+    try:
+        fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
+    except (OSError, ValueError):
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        with os.fdopen(fd, "rb", closefd=False) as f:
+            return f.read(limit).decode("utf-8", "replace").strip()
+    except OSError:
+        return None
+    finally:
+        os.close(fd)
+
+
+class Opener:
+    """Opens files beneath one root without following any symlink.
+
+    Each folder on the way is opened with ``O_NOFOLLOW`` from its parent's
+    descriptor, so the file opened is the one named by the path as it is
+    now, inside the root, whatever was swapped in since the path was
+    listed or checked. Folder descriptors are kept while the opener lives
+    (a backend reading thousands of files opens each folder once); use it as
+    a context manager, or call :meth:`close`.
+    """
+
+    def __init__(self, root: Path, rules: DenyRules | None = None) -> None:
+        self.root = root
+        self.rules = rules
+        self._dirs: dict[str, int] = {}
+
+    def __enter__(self) -> Opener:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        dirs, self._dirs = self._dirs, {}
+        for fd in dirs.values():
+            os.close(fd)
+
+    def _dir(self, rel_dir: str) -> int:
+        fd = self._dirs.get(rel_dir)
+        if fd is not None:
+            return fd
+        if rel_dir == "":
+            fd = os.open(self.root, os.O_RDONLY | _DIRECTORY | _CLOEXEC)
+        else:
+            parent, _, name = rel_dir.rpartition("/")
+            fd = os.open(name, _DIR_FLAGS, dir_fd=self._dir(parent))
+        if len(self._dirs) >= 256:  # a long walk: keep the descriptors bounded
+            self.close()
+        self._dirs[rel_dir] = fd
+        return fd
+
+    def open_fd(self, rel: str) -> tuple[int, os.stat_result]:
+        """An open descriptor of the regular file ``rel`` (repo-relative) and its ``fstat``.
+
+        Raises ``OSError`` (``ELOOP``/``ENOTDIR``: a symlink on the way;
+        ``EINVAL``: not a regular file), the caller decides what it means.
+        """
+        parent, _, name = rel.rpartition("/")
+        if not name or name in (".", "..") or ".." in parent.split("/"):
+            raise OSError(errno.EINVAL, "not a plain repository path", rel)
+        fd = os.open(name, _FILE_FLAGS, dir_fd=self._dir(parent))
+        try:
+            st = os.fstat(fd)
+            if not stat.S_ISREG(st.st_mode):
+                raise OSError(errno.EINVAL, "not a regular file", rel)
+        except BaseException:
+            os.close(fd)
+            raise
+        return fd, st
+
+    def open(self, rel: str):
+        """``rel`` opened for binary reading (see :meth:`open_fd`); returns (file, stat)."""
+        fd, st = self.open_fd(rel)
+        return os.fdopen(fd, "rb"), st
+
+    def read(self, rel: str, limit: int) -> tuple[bytes, os.stat_result]:
+        """At most ``limit`` bytes of ``rel`` from its start, and its ``fstat``."""
+        f, st = self.open(rel)
+        with f:
+            return f.read(limit), st
 
 
 class PathPolicy:
@@ -103,20 +143,29 @@ class PathPolicy:
 
     def __init__(self, root: Path, deny: tuple[str, ...] = DEFAULT_DENY, allow: tuple[str, ...] = DEFAULT_ALLOW) -> None:
         self.root = root
-        self.deny = tuple(deny)
-        self.allow = tuple(allow)
-        # one regex each: this runs on every listed file
-        self._deny = _names_regex(self.deny)
-        self._allow = _names_regex(self.allow)
+        self.rules = DenyRules(tuple(deny), tuple(allow))
+        self.is_denied = self.rules.is_denied
 
-    def is_denied(self, path: str) -> bool:
-        """Whether the file's content must never be shown (by its base name)."""
-        name = path.rpartition("/")[2]
-        return self._deny.match(name) is not None and self._allow.match(name) is None
+    @property
+    def deny(self) -> tuple[str, ...]:
+        return self.rules.deny
+
+    @property
+    def allow(self) -> tuple[str, ...]:
+        return self.rules.allow
+
+    def opener(self) -> Opener:
+        """The way to read files' content under the root (see :class:`Opener`)."""
+        return Opener(self.root, self.rules)
 
     def relative(self, real: Path) -> str:
         rel = real.relative_to(self.root).as_posix()
         return rel if rel else "."
+
+    def inside(self, real: Path | str) -> bool:
+        """Whether a resolved path is the root or below it (by components, not by string prefix)."""
+        real = Path(real)
+        return real == self.root or real.is_relative_to(self.root)
 
     def resolve(self, given: str, *, want: str = "any") -> Target:
         """Check a user path: inside the root (symlinks resolved), exists, right kind.
@@ -140,7 +189,7 @@ class PathPolicy:
             if exc.errno == errno.ELOOP:
                 raise PathError(f"path {given!r} is a symlink loop", path=given, reason="symlink_loop", hint="name the file the link should point to") from None
             real = Path(os.path.realpath(lexical))
-            if not self._inside(real):
+            if not self.inside(real):
                 raise self._outside(given) from None
             raise PathError(
                 f"path {given!r} does not exist",
@@ -148,7 +197,7 @@ class PathPolicy:
                 reason="not_found",
                 hint="find it with glob, e.g. pattern='**/" + PurePosixPath(given).name + "'",
             ) from None
-        if not self._inside(real):
+        if not self.inside(real):
             raise self._outside(given)
         rel = self.relative(real)
         parts = rel.split("/")
@@ -169,9 +218,6 @@ class PathPolicy:
         if want == "file" and (self.is_denied(rel) or self.is_denied(lexical.name)):
             raise PathError(f"path {given!r} is on the deny list; its content is never shown", path=rel, reason="denied", hint="secrets files (.env, keys) are withheld by policy")
         return Target(real, rel, is_dir, st)
-
-    def _inside(self, real: Path) -> bool:
-        return real == self.root or real.is_relative_to(self.root)
 
     def _outside(self, given: str) -> PathError:
         return PathError(

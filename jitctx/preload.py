@@ -3,11 +3,10 @@
 Owns the stable prefix (DESIGN section 6): the instruction files from the
 root down to the working directory, then the root README, each labelled with
 its repo-relative path and cut on line boundaries with a visible marker to
-fit a token budget. Does not own the just-in-time delivery of nested files
-(``jit``; ``JitInstructions`` is re-exported here for the workspace), which
-file governs a directory or how it is read (``instructions``), token
-counting (``budget``) or staleness (``watch``: every delivered block is
-recorded in the workspace ledger).
+fit a token budget; it returns what the prefix covers (:class:`Covered`) for
+the session to record. Does not own the just-in-time delivery of nested
+files (``nested``), which file governs a directory or how it is read
+(``instructions``), token counting (``tokens``) or staleness (``ledger``).
 
 Budget rules: the README is cut first (and to its own cap); every
 instruction file first gets room for its label and cut marker, then the rest
@@ -19,15 +18,18 @@ files are dropped root-most first. The whole text is re-counted and fits.
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .instructions import Candidate, count_memo, pick_instruction, pick_readme
+from .ledger import Delivered
+from .policy import PathPolicy
 from .query import check_count
 from .refs import mtime_of
-from .instructions import Candidate, count_memo, cut_lines, pick_instruction, pick_readme
-from .jit import JitInstructions
+from .tokens import Tokenizer, fit_lines
 
-__all__ = ["JitInstructions", "Preload", "PreloadFile", "preload"]
+__all__ = ["Covered", "Preload", "PreloadFile", "preload"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,11 +146,7 @@ class _Block:
             kept = f"kept lines 1-{k:,} of {len(self.lines):,}" if k else f"kept 0 of {len(self.lines):,} lines"
         else:
             kept = f"kept lines 1-{k:,} of a {loaded.size:,}-byte file" if k else f"kept 0 lines of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-        if self.cand.outside:
-            on = "the rest is outside the root and cannot be read with head"
-        else:
-            on = f"read on with head path={path} start={k + 1}"
-        return f"[… {path} cut {why}: {kept}; {on}]"
+        return f"[… {path} cut {why}: {kept}; read on with head path={path} start={k + 1}]"
 
     def render(self, k: int, cut: bool) -> str:
         body = "".join(line + "\n" for line in self.lines[:k])
@@ -198,7 +196,7 @@ def _fill(tok, b: _Block, room: int) -> None:
         if b.cand.loaded.complete and tok.count(full) + 1 <= room:  # type: ignore[union-attr]
             b.kept, b.text, b.cut = len(b.lines), full, False
             return
-    k = cut_lines(tok, b.lines, room - 1, lambda n: b.render(n, True))
+    k = fit_lines(tok.count, b.lines, room - 1, lambda n: b.render(n, True))
     if k is None:
         b.kept, b.text, b.cut = None, "", False
     else:
@@ -249,35 +247,55 @@ def _allocate(tok, inst: list[_Block], readme: _Block | None, budget: int, readm
 # -- the prefix ---------------------------------------------------------------
 
 
-def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None) -> Preload:
+@dataclass(frozen=True, slots=True)
+class Covered:
+    """What a prefix covers, for the session to record: ``dirs`` (the chain
+    whose instruction files the prefix holds), ``delivered`` (the files in
+    it) and ``identities`` ((device, inode) of each, so a link to one of them
+    elsewhere is not delivered again)."""
+
+    dirs: tuple[str, ...]
+    delivered: tuple[Delivered, ...] = ()
+    identities: tuple[tuple[int, int], ...] = ()
+
+
+def check_budgets(budget: object, readme_budget: object) -> tuple[int, int]:
+    """The preload's two token budgets: whole numbers, 0 turning each off."""
+    return _check_budget("budget", budget), _check_budget("readme_budget", readme_budget)
+
+
+def preload(
+    policy: PathPolicy,
+    tokenizer: Callable[[], Tokenizer],
+    *,
+    cwd: str | None = None,
+    budget: int = 8000,
+    readme_budget: int = 2000,
+    fallbacks: tuple[str, ...],
+    head: str | None,
+) -> tuple[Preload, Covered]:
     """Build the stable prefix for ``cwd`` (default the root) within ``budget`` tokens.
 
     ``budget=0`` turns preloading off (an empty prefix, no file read).
-    ``readme_budget`` caps the README block (0: no README). ``fallbacks``
-    replace the workspace's fallback names (default ``CLAUDE.md``,
-    ``GEMINI.md``). Every delivered block is recorded in ``ws.ledger``.
+    ``readme_budget`` caps the README block (0: no README). ``fallbacks``:
+    the fallback instruction names after ``AGENTS.md``. ``tokenizer`` is
+    called once a count is needed. Returns the prefix and what it covers.
     """
-    budget = _check_budget("budget", budget)
-    readme_budget = _check_budget("readme_budget", readme_budget)
-    jit: JitInstructions = ws.jit
-    if fallbacks is not None and tuple(fallbacks) != jit.fallbacks:
-        jit.set_fallbacks(fallbacks)  # the just-in-time lookups use the same names
-    names = jit.fallbacks
-    target = ws.policy.resolve("." if cwd is None else cwd, want="dir")
-    head = ws.head_sha()
+    budget, readme_budget = check_budgets(budget, readme_budget)
+    names = fallbacks
+    target = policy.resolve("." if cwd is None else cwd, want="dir")
     chain = _chain(target.path)
     if budget == 0:
-        jit.mark_prefix(chain, ())
-        return Preload((), "", 0, 0, hashlib.sha256(b"").hexdigest(), head, (), target.path, 0)
+        return Preload((), "", 0, 0, hashlib.sha256(b"").hexdigest(), head, (), target.path, 0), Covered(tuple(chain))
 
-    root = ws.root
-    tok = ws.tokenizer
+    tok = tokenizer()
+    opener = policy.opener()
     warnings: list[str] = []
     files: list[tuple[Candidate, str | None, _Block | None]] = []  # (candidate, skip reason, block)
     seen: dict[tuple[int, int], str] = {}
     inst: list[_Block] = []
     for d in chain:
-        pick = pick_instruction(root, d, names, budget, near_misses=True, denied=ws.policy.is_denied)
+        pick = pick_instruction(opener, d, names, budget, near_misses=True, denied=policy.is_denied)
         warnings += pick.warnings
         for s in pick.skipped:
             files.append((s, s.reason, None))
@@ -293,7 +311,7 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
         files.append((c, None, b))
     readme = None
     if readme_budget > 0:
-        rp = pick_readme(root, max(readme_budget, 1), denied=ws.policy.is_denied)
+        rp = pick_readme(opener, max(readme_budget, 1), denied=policy.is_denied)
         warnings += rp.warnings
         for s in rp.skipped:
             files.append((s, s.reason, None))
@@ -314,10 +332,12 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
         b.min_cost = tok.count(b.render(0, True)) + 1
         if b.demand <= b.min_cost + 4 and loaded.complete:  # a small file whole costs less than its cut marker
             b.min_cost = min(b.min_cost, tok.count(b.render(len(b.lines), False)) + 1)
+    opener.close()
     text = _allocate(tok, inst, readme, budget, readme_budget)
     tokens = tok.count(text)
 
     out: list[PreloadFile] = []
+    delivered: list[Delivered] = []
     for c, reason, b in files:
         st, loaded = c.st, c.loaded
         size = st.st_size if st is not None else None
@@ -349,9 +369,10 @@ def preload(ws, *, cwd: str | None = None, budget: int = 8000, readme_budget: in
                         warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {b.kept:,} lines")
                 if loaded.replaced:  # type: ignore[union-attr]
                     warnings.append(f"{c.path} has invalid UTF-8; it was replaced with U+FFFD")
-                ws.ledger.record(c.path, c.real, "preload", head, named=ws.root / c.path)
+                delivered.append(Delivered(c.path, c.real, "preload", named=policy.root / c.path))
         out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason, note))
 
-    jit.mark_prefix(chain, [c.identity for c, reason, b in files if c.identity is not None and reason is None])
+    identities = tuple(c.identity for c, reason, b in files if c.identity is not None and reason is None)
     data = text.encode("utf-8")
-    return Preload(tuple(out), text, tokens, budget, hashlib.sha256(data).hexdigest(), head, tuple(warnings), target.path, len(data))
+    pre = Preload(tuple(out), text, tokens, budget, hashlib.sha256(data).hexdigest(), head, tuple(warnings), target.path, len(data))
+    return pre, Covered(tuple(chain), tuple(delivered), identities)

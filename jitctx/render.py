@@ -127,25 +127,27 @@ def render_text(result: Result, now: float | None = None) -> str:
     return "\n".join(parts)
 
 
-def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
-    """Cut ``result`` at whole items (or whole excerpt lines) to fit ``max_tokens``.
-
-    The fixed parts (instructions, stale notes, a notice) are priced first;
-    the cut is stated in the notice with the call that reads on.
-    """
+def slim_instructions(result: Result, max_tokens: int, tokenizer) -> Result:
+    """Nested instructions met just now as references when, with content, they
+    would take over half of ``max_tokens`` (the head call that reads each is in its line)."""
     fixed = tokenizer.count(render_text(replace(result, results=[])))
     if fixed > max_tokens // 2 and any(i.get("content") for i in result.instructions):
-        # nested instructions met just now would crowd out what was asked for:
-        # deliver them as references (the head call that reads each is in its line)
         result = replace(result, instructions=[{**i, "content": None} for i in result.instructions])
         result.add_notice("instructions met just now are given as references to fit max_tokens; read them with head.")
-        fixed = tokenizer.count(render_text(replace(result, results=[])))
-    room = max_tokens - fixed - 60  # leave room for the cut notice and the read-on call
+    return result
+
+
+def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
+    """Cut a list of items (refs, matching lines) at whole items to fit ``max_tokens``.
+
+    The fixed parts (instructions, stale notes, a notice) are priced first;
+    the cut is stated in the notice with the call that reads on. Excerpts are
+    cut by ``peek.fit_excerpt``.
+    """
+    result = slim_instructions(result, max_tokens, tokenizer)
+    fixed = tokenizer.count(render_text(replace(result, results=[])))
+    room = max_tokens - fixed - 60  # leave room for the cut notice
     items = result.results
-    if len(items) == 1 and isinstance(items[0], Excerpt):
-        # the excerpt's header line is paid for too (a placeholder count as wide as any real one)
-        header = render_item(replace(items[0], content="", tokens=10**9))
-        return _fit_excerpt(result, items[0], room - tokenizer.count(header), tokenizer)
     kept, used = [], 0
     for item in items:
         cost = tokenizer.count(render_item(item)) + 1
@@ -160,32 +162,4 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
         f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens:,}; "
         f"raise max_tokens, or narrow the request (offset/limit/path)."
     )
-    return out
-
-
-def _fit_excerpt(result: Result, e: Excerpt, room: int, tokenizer) -> Result:
-    """Keep whole lines: the first ones for head, the last ones for tail."""
-    lines = e.lines
-    from_end = result.tool == "tail"
-    kept: list[str] = []
-    used = 0
-    for text in reversed(lines) if from_end else lines:
-        cost = tokenizer.count(text + "\n") + 2  # + the line number
-        if used + cost > room:
-            break
-        kept.append(text)
-        used += cost
-    if len(kept) == len(lines):
-        return replace(result, results=[replace(e, tokens=tokenizer.count(e.content))])
-    if from_end:
-        kept.reverse()
-    content = "".join(t + "\n" for t in kept)
-    start, end = e.start_line, e.end_line
-    if start is not None:
-        start, end = (end - len(kept) + 1, end) if from_end else (start, start + len(kept) - 1)
-    cut = replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))
-    out = replace(result, results=[cut], truncated=True)
-    # the call that reads on is added by the Workspace from the lines kept
-    which = "the last " if from_end else ""
-    out.add_notice(f"cut to {which}{len(kept):,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
     return out

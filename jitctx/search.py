@@ -17,12 +17,17 @@ import stat as _stat
 import time
 from dataclasses import dataclass, field
 
+from ._backends import Spec, pick_backend
+from ._backends.scope import Scope
 from .errors import PathError, QueryError
-from .policy import clean_line
+from .match import compile_glob
+from .policy import Opener, PathPolicy
 from .query import check_bool, check_choice, check_count
 from .refs import LineRef, Result, Skipped, file_ref, mtime_of
+from .repo import Repo
+from .text import clean_line, decode, split_lines
 
-__all__ = ["LONG_LINE", "MODES", "SearchQuery", "search", "window"]
+__all__ = ["LONG_LINE", "MODES", "SearchQuery", "around_match", "search"]
 
 MODES = ("files", "content", "count")
 MAX_LIMIT = 10_000
@@ -135,8 +140,6 @@ def _check_globs(glob: object) -> tuple[str, ...]:
         glob = (glob,)
     if not isinstance(glob, (list, tuple)):
         raise QueryError(f"glob must be a list of strings, got {glob!r}", hint="pass glob=['*.py'] ('!GLOB' excludes)", field="glob")
-    from .repo import compile_glob
-
     out = []
     for g in glob:
         if not isinstance(g, str) or not g.strip() or g.strip() == "!":
@@ -151,8 +154,6 @@ def _keep(globs: tuple[str, ...], prefix: str):
     """path -> whether the glob filters keep it (matched relative to the searched directory)."""
     if not globs:
         return lambda p: True
-    from .repo import compile_glob
-
     pos = [compile_glob(g).match for g in globs if not g.startswith("!")]
     neg = [compile_glob(g[1:]).match for g in globs if g.startswith("!")]
     n = len(prefix)
@@ -169,7 +170,7 @@ def _keep(globs: tuple[str, ...], prefix: str):
 # -- text shaping ---------------------------------------------------------------
 
 
-def window(text: str, span: tuple[int, int] | None, width: int = LONG_LINE) -> str:
+def around_match(text: str, span: tuple[int, int] | None, width: int = LONG_LINE) -> str:
     """A line over ``width`` chars as a window around ``span``, naming what was omitted."""
     if len(text) <= width:
         return text
@@ -189,13 +190,13 @@ def _clip(text: str) -> str:
     return text if len(text) <= LONG_LINE else f"{text[:LONG_LINE]} [… {len(text) - LONG_LINE:,} more chars]"
 
 
-def _file_lines(full: str) -> tuple[list[str], set[int]] | None:
-    """The file's decoded lines, and the 1-based numbers of those that held invalid UTF-8."""
-    from .policy import decode, split_lines
+CONTEXT_READ = 64 << 20  # a file read whole for its context lines is cut here
 
+
+def _file_lines(opener: Opener, path: str) -> tuple[list[str], set[int]] | None:
+    """The file's decoded lines, and the 1-based numbers of those that held invalid UTF-8."""
     try:
-        with open(full, "rb") as f:
-            data = f.read()
+        data, _ = opener.read(path, CONTEXT_READ)
     except OSError:
         return None
     text, replaced = decode(data)
@@ -210,22 +211,20 @@ def _file_lines(full: str) -> tuple[list[str], set[int]] | None:
 # -- the search -------------------------------------------------------------------
 
 
-def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
-    """Run a grep in a Workspace; returns the result and the paths it shows."""
-    from ._backends import Spec, pick_backend
-
-    target = ws.policy.resolve(q.path, want="any")
+def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list[str]]:
+    """Run a grep; returns the result and the paths it shows."""
+    target = policy.resolve(q.path, want="any")
     single = None
     if not target.is_dir:
         if not _stat.S_ISREG(target.st.st_mode):
             raise PathError(f"path {q.path!r} is not a regular file", path=q.path, reason="not_a_file")
-        ws.policy.resolve(q.path, want="file")  # raises PathError(reason="denied") for a denied file
+        policy.resolve(q.path, want="file")  # raises PathError(reason="denied") for a denied file
         single = target.path
-    scope = target.path if target.is_dir else "."
-    prefix = "" if scope == "." else scope + "/"
+    scope_dir = target.path if target.is_dir else "."
+    prefix = "" if scope_dir == "." else scope_dir + "/"
     spec = Spec(
         pattern=q.pattern,
-        scope=scope,
+        scope=scope_dir,
         file=single,
         fixed_strings=q.fixed_strings,
         ignore_case=q.ignore_case,
@@ -233,22 +232,23 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
         include_ignored=q.include_ignored,
         keep=_keep(q.glob, prefix),
         has_filters=bool(q.glob),
-        is_denied=ws.policy.is_denied,
+        is_denied=policy.is_denied,
         deadline=time.monotonic() + q.timeout,
     )
+    scope = Scope(repo, policy, spec)
     backend = pick_backend(q.backend)
-    outcome = backend.count(ws, spec)
+    outcome = backend.count(scope)
     counts = outcome.counts
     order = sorted(counts)  # by path: stable pages for offset/limit
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
-    root = str(ws.root) + os.sep
+    root = str(repo.root) + os.sep
     replaced: list[str] = []
-    ignored_flag = single is not None and bool(order) and ws.repo.is_ignored(single)
+    ignored_flag = single is not None and bool(order) and repo.is_ignored(single)
 
     if q.mode == "content":
-        results, cut, more_skipped, replaced = _content_page(ws, backend, spec, q, order, counts, root)
+        results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts)
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
@@ -271,7 +271,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
         res.add_notice(q.notice)
-    where = f"in {single}" if single else (f"under {scope}/" if prefix else "in the repository")
+    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository")
     if timed_out:
         res.truncated = True
         res.add_notice(
@@ -279,7 +279,7 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
             f"and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
         )
     if total == 0 and not timed_out:
-        skip_counts = _explain_empty(ws, backend, spec, q, outcome, res, where)
+        skip_counts = _explain_empty(scope, backend, q, outcome, res, where)
     elif q.offset and q.offset >= total and not timed_out:
         res.truncated = True
         res.add_notice(f"offset={q.offset:,} is past the end: {total:,} {unit} matched {where}; start again with offset=0.")
@@ -304,17 +304,16 @@ def search(ws, q: SearchQuery) -> tuple[Result, list[str]]:
     return res, shown
 
 
-def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, where: str) -> dict:
+def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, where: str) -> dict:
     """An empty result says what was searched and what was not, with counts."""
-    from ._backends import denied_among, ignored_in_scope, in_scope
-
-    binary = outcome.binary if outcome.binary is not None else backend.binary_matches(ws, spec)
+    spec = scope.spec
+    binary = outcome.binary if outcome.binary is not None else backend.binary_matches(scope)
     if spec.file is not None:
         res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
         return {"binary": binary, "denied": 0, "ignored": None}
-    universe = in_scope(ws, spec)
-    denied = len(denied_among(ws.policy, universe))
-    ignored = None if q.include_ignored else ignored_in_scope(ws, spec)
+    universe = scope.files()
+    denied = len(scope.denied_among(universe))
+    ignored = None if q.include_ignored else scope.ignored_count()
     searched = len(universe) - denied
     scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
     parts = []
@@ -328,7 +327,7 @@ def _explain_empty(ws, backend, spec, q: SearchQuery, outcome, res: Result, wher
     return {"binary": binary, "denied": denied, "ignored": ignored}
 
 
-def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: dict[str, int], root: str):
+def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int]):
     """The matching lines offset .. offset+limit, with merged context."""
     lo, hi = q.offset, q.offset + q.limit
     wanted: list[tuple[str, int, int]] = []  # path, first index in file, end index (exclusive)
@@ -344,7 +343,15 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
         return [], False, [], []
     upto = max(end for _, _, end in wanted)
     # one match past the page: a context line after its last match must not be the next match
-    found, skipped, cut = backend.lines(ws, spec, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
+    found, skipped, cut = backend.lines(scope, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
+    root = str(scope.root) + os.sep
+    with scope.policy.opener() as opener:
+        results, replaced = _page_lines(opener, q, wanted, found, skipped, root)
+    return results, cut, skipped, replaced
+
+
+def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int]], found: dict, skipped: list[Skipped], root: str) -> tuple[list[LineRef], list[str]]:
+    """LineRefs for the page, context lines read through ``opener``."""
     results: list[LineRef] = []
     replaced: list[str] = []  # path:line of results whose text (or context) held invalid UTF-8
     for path, first, end in wanted:
@@ -357,7 +364,7 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
             skipped.append(Skipped(path, "vanished"))
             continue
         page = matches[first:end]
-        read = _file_lines(root + path) if (q.before or q.after) else None
+        read = _file_lines(opener, path) if (q.before or q.after) else None
         text_lines, bad = read if read is not None else (None, set())
         match_lines = [m.line for m in matches]
         shown_upto = 0  # last line already shown on this page (merged context)
@@ -377,6 +384,6 @@ def _content_page(ws, backend, spec, q: SearchQuery, order: list[str], counts: d
             shown_upto = after[-1]["line"] if after else m.line
             if m.replaced or any(c["line"] in bad for c in (*before, *after)):
                 replaced.append(f"{path}:{m.line}")
-            text = clean_line(window(m.text, m.spans[0] if m.spans else None))
+            text = clean_line(around_match(m.text, m.spans[0] if m.spans else None))
             results.append(LineRef(path, st.st_size, mtime_of(st), m.line, text, tuple(before), tuple(after)))
-    return results, cut, skipped, replaced
+    return results, replaced

@@ -6,7 +6,7 @@ file may have changed" / noise (a pure function, :func:`classify`) and
 delivered files' directories (never the whole tree, write events only),
 debounces, and calls back once things settle. watchdog enters jitctx here and
 nowhere else, imported lazily (the CLI start-up never pays for it). Does not
-judge staleness (``watch``) or decide what to tell the agent (the Workspace).
+judge staleness (``ledger``) or decide what to tell the agent (the Workspace).
 """
 
 from __future__ import annotations
@@ -18,9 +18,9 @@ import time
 import weakref
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 
-from .watch import Delivery, Ledger, stat_sig
+from .ledger import Delivery, Ledger, stat_sig
 
 __all__ = ["BUSY_CAP", "DEBOUNCE", "GitPaths", "HeadWatcher", "MAX_WATCHED_DIRS", "POLL_INTERVAL", "classify"]
 
@@ -335,7 +335,7 @@ class HeadWatcher:
                 pass
 
     def watched(self) -> dict[str, bool]:
-        """The directories watched now (path -> recursive), for tests and ``--verbose`` users."""
+        """The directories watched now (path -> recursive)."""
         with self._arm_lock:
             return {p: bool(a.watch.is_recursive) for p, a in self._armed.items()}
 

@@ -1,34 +1,34 @@
 """The Workspace: one repository root and one agent session.
 
-Owns wiring the primitives to a root, its path policy, HEAD and the session
-ledgers (what was delivered, which nested instructions were shown), and
-filling every result's ``git_head``, ``stale`` and ``instructions``. Does not
-own how any primitive works.
+Owns composing the primitives with their collaborators (the repo, the path
+policy, the tokenizer, the nested-instructions record), recording what each
+primitive delivered in the session ledger, and filling every result's
+``git_head``, ``stale`` and ``instructions``. Does not own how any primitive
+works; nothing else reaches into a Workspace.
 """
 
 from __future__ import annotations
 
 import os
 import threading
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
+from .ledger import Ledger
+from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import check_tokens
-from .refs import Excerpt, Result, mtime_of
+from .refs import Result
 from .repo import Repo, find_root
+from .tokens import DEFAULT_ENCODING, Tokenizer
 
-__all__ = ["Workspace"]
-
-DEFAULT_ENCODING = "cl100k_base"  # jitctx.budget.DEFAULT_ENCODING, without importing it at start-up
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
-    from .budget import Tokenizer
+__all__ = ["Refreshed", "Workspace"]
 
 
 class Workspace:
     """A served repository: ``glob``, ``grep``, ``head``, ``tail``, ``preload``...
 
-    ``root``: see :func:`jitctx.repo.find_root`. ``deny``/``allow``: basename
+    ``root``: see :func:`jitctx.repo.find_root` (or pass an open ``repo``).
+    ``deny``/``allow``: basename
     globs for the deny list. ``max_tokens``: default cap on every primitive's
     rendered output (``None``: item limits only). ``tokenizer``: any object with
     ``count``/``truncate`` (tests pass fakes); default tiktoken ``encoding``.
@@ -39,44 +39,32 @@ class Workspace:
         root: str | os.PathLike | None = None,
         *,
         cwd: str | os.PathLike | None = None,
+        repo: Repo | None = None,
         deny: tuple[str, ...] = DEFAULT_DENY,
         allow: tuple[str, ...] = DEFAULT_ALLOW,
         max_tokens: int | None = None,
         encoding: str = DEFAULT_ENCODING,
-        tokenizer: "Tokenizer | None" = None,
+        tokenizer: Tokenizer | None = None,
     ) -> None:
-        self.root = find_root(root, cwd=cwd)
-        self.repo = Repo(self.root)
+        self.repo = repo if repo is not None else Repo(find_root(root, cwd=cwd))
+        self.root = self.repo.root
         self.policy = PathPolicy(self.root, tuple(deny), tuple(allow))
         self.max_tokens = check_tokens(max_tokens)
         self.encoding = encoding
         self._tokenizer = tokenizer
         self._lock = threading.RLock()
-        self._ledger = None  # created with the first delivery: a one-shot call never imports it
+        self.ledger = Ledger()  # what this session delivered
+        self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
         self._preload_args: dict | None = None
-        from .jit import JitInstructions
-
-        self.jit = JitInstructions(self)
-
-    @property
-    def ledger(self):
-        """The :class:`jitctx.watch.Ledger` of what this session delivered."""
-        if self._ledger is None:
-            from .watch import Ledger
-
-            with self._lock:
-                if self._ledger is None:
-                    self._ledger = Ledger()
-        return self._ledger
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
 
     @property
-    def tokenizer(self) -> "Tokenizer":
+    def tokenizer(self) -> Tokenizer:
         """Loaded on first use (~150 ms), then shared."""
         if self._tokenizer is None:
-            from .budget import get_tokenizer
+            from .tokens import get_tokenizer
 
             self._tokenizer = get_tokenizer(self.encoding)
         return self._tokenizer
@@ -102,67 +90,33 @@ class Workspace:
         from .find import FindQuery, find
 
         q = FindQuery.make(pattern, path, sort, limit, include_ignored, ignore_case)
-        res, paths = find(self, q)
+        res, paths = find(self.repo, self.policy, q)
         return self._finish(res, paths, max_tokens, content=False)
 
     def head(self, path: str, n: int = 100, *, start: int = 1, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000)."""
         from .peek import PeekQuery
 
-        q = PeekQuery.make(path, n, start)
-        return self._peek("head", q, max_tokens)
+        return self._peek("head", PeekQuery.make(path, n, start), max_tokens)
 
     def tail(self, path: str, n: int = 100, *, max_tokens: int | None = None) -> Result:
         """The last ``n`` lines of a text file, read from the end."""
         from .peek import PeekQuery
 
-        q = PeekQuery.make(path, n)
-        return self._peek("tail", q, max_tokens)
+        return self._peek("tail", PeekQuery.make(path, n), max_tokens)
 
     def _peek(self, tool: str, q, max_tokens: int | None) -> Result:
-        from .peek import read_head, read_tail
+        from .peek import add_read_on, fit_excerpt, peek
 
-        target = self.policy.resolve(q.path, want="file")
-        size = target.st.st_size
-        if tool == "head":
-            span = read_head(target.real, target.path, size, q.n, q.start)
-        else:
-            span = read_tail(target.real, target.path, size, q.n)
-        content = "".join(line + "\n" for line in span.lines)
-        end = span.start_line + len(span.lines) - 1 if span.start_line is not None else None
-        excerpt = Excerpt(
-            target.path,
-            size,
-            mtime_of(target.st),
-            span.start_line,
-            end,
-            span.total_lines,
-            content,
-            ignored=self.repo.is_ignored(target.path),
-            replaced=span.replaced,
-        )
-        res = Result(tool, [excerpt], total=1)
-        if q.notice:
-            res.add_notice(q.notice)
-        if not span.lines and span.total_lines == 0:
-            res.add_notice(f"{target.path} is empty: nothing to read.")
-        elif tool == "head" and not span.lines and span.total_lines is not None and q.start > span.total_lines:
-            res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
-        elif tool == "head" and not span.lines and span.total_lines is None:
-            res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
-        if span.total_lines is None and span.lines:
-            if tool == "tail":
-                res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
-            else:
-                res.add_notice(f"{target.path} is over 8 MiB, so total_lines was not counted.")
-        if span.replaced:
-            res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
-        if span.cut_lines:
-            res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
+        res, delivered = peek(self.repo, self.policy, tool, q)
         head = self.head_sha()
-        self.ledger.record(target.path, target.real, "read", head)
-        res = self._finish(res, [target.path], max_tokens, content=True, count_excerpt=True, head=head)
-        _add_read_on(res)  # after any token cut: it names the lines actually shown
+        self.ledger.record_all([delivered], head)
+        self._fill(res, [delivered.path], content=True, head=head)
+        cap = self._cap(max_tokens)
+        if cap is not None:
+            return fit_excerpt(res, cap, self.tokenizer)  # the read-on call is priced in
+        res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+        add_read_on(res)
         return res
 
     def grep(
@@ -192,8 +146,8 @@ class Workspace:
             pattern, path, glob=glob, ignore_case=ignore_case, fixed_strings=fixed_strings, multiline=multiline,
             before=before, after=after, context=context, mode=mode, limit=limit, offset=offset,
             include_ignored=include_ignored, backend=backend, timeout=timeout,
-        )
-        res, paths = search(self, q)
+        )  # fmt: skip
+        res, paths = search(self.repo, self.policy, q)
         return self._finish(res, paths, max_tokens, content=False)
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
@@ -207,10 +161,16 @@ class Workspace:
         need the session's current prefix (the assembler, the MCP resource)
         reuse it instead of re-rendering it between refreshes.
         """
-        from .preload import preload
+        from .preload import check_budgets, preload
 
+        check_budgets(budget, readme_budget)
+        if fallbacks is not None and tuple(fallbacks) != self.nested.fallbacks:
+            self.nested.set_fallbacks(fallbacks)  # the just-in-time lookups use the same names
         self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks}  # refresh() repeats it
-        pre = preload(self, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=fallbacks)
+        head = self.head_sha()
+        pre, covered = preload(self.policy, lambda: self.tokenizer, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=self.nested.fallbacks, head=head)
+        self.ledger.record_all(covered.delivered, head)
+        self.nested.mark_prefix(list(covered.dirs), covered.identities)
         self.last_preload = pre
         return pre
 
@@ -227,51 +187,56 @@ class Workspace:
         """
         return self._stale_for(self.head_sha())
 
-    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool, count_excerpt: bool = False, head: str | None = None) -> Result:
-        """Fill the session fields, then apply the token cap."""
+    def _fill(self, res: Result, paths: list[str], *, content: bool, head: str | None = None) -> None:
+        """The session fields: ``git_head``, ``instructions`` met just now (recorded as
+        delivered), ``stale``."""
         head = self.head_sha() if head is None else head
         res.git_head = head
-        res.instructions = self.jit.on_paths(paths, content=content)
+        res.instructions, delivered = self.nested.on_paths(paths, content=content)
+        self.ledger.record_all(delivered, head)
         res.stale = self._stale_for(head)
-        cap = check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
-        if cap is not None:
-            from .render import fit_tokens
 
-            res = fit_tokens(res, cap, self.tokenizer)
-        elif count_excerpt:
-            res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
-        return res
+    def _cap(self, max_tokens: int | None) -> int | None:
+        return check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
+
+    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool) -> Result:
+        """Fill the session fields, then apply the token cap (lists of items)."""
+        self._fill(res, paths, content=content)
+        cap = self._cap(max_tokens)
+        if cap is None:
+            return res
+        from .render import fit_tokens
+
+        return fit_tokens(res, cap, self.tokenizer)
 
     # -- staleness, refresh, watching (the watcher issue) ----------------------
 
     _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
     _watcher = None  # a running HeadWatcher, or None
-    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch_events subscribers
-    _subscribers: tuple = ()  # queues of running watch_events generators
+    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch subscribers
+    _subscribers: tuple = ()  # queues of running watch generators
 
     def _stale_for(self, head: str | None, *, full: bool = False) -> list[dict]:
         with self._lock:
             full = full or head != self._checked_head  # HEAD moved since the last look: re-hash everything
             self._checked_head = head
-            return [] if self._ledger is None else self._ledger.check(head, full=full)
+            return self.ledger.check(head, full=full)
 
     def refresh(self):
         """Start over at a boundary the caller chooses: re-render the prefix, clear ``stale``.
 
         Stale files stop being tracked (the agent was told; it re-reads what it
         needs), preload entries are replaced by the new rendering, files still
-        fresh stay tracked. Returns a :class:`jitctx.watch.Refreshed` with the
+        fresh stay tracked. Returns a :class:`Refreshed` with the
         new ``prefix_hash`` (``None`` if :meth:`preload` never ran) and the
         new prefix as ``preload``. Between refreshes the prefix never changes.
         """
-        from .watch import Refreshed
-
         with self._lock:
             head = self.head_sha()
             cleared = self._stale_for(head, full=True)
             self.ledger.forget([s["path"] for s in cleared])
             # a nested instruction file that changed is delivered again when next met
-            self.jit.forget([s["path"] for s in cleared if s.get("kind") == "instructions"])
+            self.nested.forget([s["path"] for s in cleared if s.get("kind") == "instructions"])
             pre = None
             if self._preload_args is not None:
                 self.ledger.forget(kind="preload")
@@ -284,7 +249,7 @@ class Workspace:
 
         Not needed for correctness: every request re-checks HEAD and the
         delivered files anyway. The watcher makes changes visible as they
-        happen (``watch_events``). ``poll`` forces the polling observer, which
+        happen (``watch``). ``poll`` forces the polling observer, which
         is also used automatically when native events are unavailable.
         """
         from .watcher import GitPaths, HeadWatcher
@@ -301,7 +266,7 @@ class Workspace:
             return self._watcher
 
     def close(self) -> None:
-        """Stop the watcher and end every ``watch_events`` stream; joins their threads."""
+        """Stop the watcher and end every ``watch`` stream; joins their threads."""
         with self._lock:
             watcher, self._watcher = self._watcher, None
             subscribers = self._subscribers
@@ -309,6 +274,7 @@ class Workspace:
             q.put(None)
         if watcher is not None:
             watcher.stop()  # outside the lock: its thread may be waiting for it
+        self.repo.close()
 
     def __enter__(self) -> "Workspace":
         return self
@@ -323,7 +289,7 @@ class Workspace:
             head = self.head_sha()
             old_head, old_keys = self._stream
             if head != old_head:
-                events.append({"event": "head_moved", "old_head": old_head, "new_head": head, "branch": self._branch()})
+                events.append({"event": "head_moved", "old_head": old_head, "new_head": head, "branch": self.repo.branch()})
             stale = self._stale_for(head, full="overflow" in reasons)
             keys = _stale_keys(stale)
             if keys != old_keys:
@@ -334,17 +300,7 @@ class Workspace:
             for q in subscribers:
                 q.put(event)
 
-    def _branch(self) -> str | None:
-        """The checked-out branch name, ``None`` when detached or outside git."""
-        if self.repo.git is None:
-            return None
-        try:
-            text = (self.repo.git.git_dir / "HEAD").read_text("utf-8", "replace").strip()
-        except OSError:
-            return None
-        return text[len("ref: refs/heads/"):] if text.startswith("ref: refs/heads/") else None
-
-    def watch_events(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
+    def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
         """Yield event dicts as things change, until ``timeout`` seconds pass or :meth:`close`.
 
         ``{"event": "head_moved", "old_head", "new_head", "branch"}``;
@@ -387,10 +343,6 @@ class Workspace:
             self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
         return self._events(q, first, deadline, refresh, started)
 
-    def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
-        """DESIGN's name for :meth:`watch_events` (same arguments, same stream)."""
-        return self.watch_events(timeout, poll, refresh=refresh)
-
     def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
         import queue
         import time
@@ -427,13 +379,23 @@ def _stale_keys(stale: list[dict]) -> tuple:
     return tuple((s["path"], s["change"]) for s in stale)
 
 
-def _add_read_on(res: Result) -> None:
-    """The call that reads past a head/tail excerpt, from the lines it shows."""
-    e = res.results[0]
-    if res.tool == "head" and e.end_line is not None and e.content:
-        if e.total_lines is not None and e.end_line < e.total_lines:
-            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")
-        elif e.total_lines is None and res.truncated:
-            res.add_notice(f"read on with head path={e.path} start={e.end_line + 1}.")
-    elif res.tool == "tail" and e.start_line is not None and e.start_line > 1:
-        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    """What :meth:`Workspace.refresh` did.
+
+    ``prefix_hash``: sha256 of the re-rendered prefix (``None`` if nothing was
+    ever preloaded); ``git_head``: HEAD at the refresh; ``cleared``: the stale
+    entries the refresh settled; ``preload``: the new prefix object (``.text``).
+    """
+
+    prefix_hash: str | None
+    git_head: str | None
+    cleared: tuple = ()
+    preload: object = None
+
+    @property
+    def text(self) -> str | None:
+        return getattr(self.preload, "text", None)
+
+    def to_event(self) -> dict:
+        return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}

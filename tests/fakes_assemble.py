@@ -38,12 +38,17 @@ class FakePreload:
 class FakeWorkspace:
     """Answers preload/grep/glob from scripts; records the calls made."""
 
+    last_preload = None
+
     def __init__(self, preload=None, grep=None, globs=None, tokenizer=None) -> None:
         self._preload = preload
         self._grep = grep
         self._globs = globs or {}
         self.tokenizer = tokenizer or WordTokenizer()
         self.calls: list[tuple] = []
+
+    def stale(self) -> list[dict]:
+        return []
 
     def preload(self, *args, **kwargs):
         self.calls.append(("preload",))
@@ -71,7 +76,7 @@ class FakeWorkspace:
 
     def glob(self, pattern, path=".", **kwargs):
         """Scripted per single pattern; a brace choice answers with the union of its parts."""
-        from jitctx.repo import expand_braces
+        from jitctx.match import expand_braces
 
         self.calls.append(("glob", pattern))
         got: list = []

@@ -246,22 +246,22 @@ def test_path_outside_root_and_denied_file(ws, backend):
 
 
 def test_file_vanishing_mid_search_is_skipped_and_reported(ws, backend, repo, monkeypatch):
-    from jitctx import _backends
+    from jitctx import search
 
-    real_pick = _backends.pick_backend
+    real_pick = search.pick_backend
 
     def pick(name):
         b = real_pick(name)
         original = b.lines
 
-        def lines_then_delete(ws_, spec, paths, upto):
+        def lines_then_delete(scope, paths, upto):
             (repo.root / "src/app.py").unlink()
-            return original(ws_, spec, paths, upto)
+            return original(scope, paths, upto)
 
         b.lines = lines_then_delete
         return b
 
-    monkeypatch.setattr(_backends, "pick_backend", pick)
+    monkeypatch.setattr(search, "pick_backend", pick)
     res = grep(ws, backend, "greet", mode="content")
     assert [r.path for r in res.results] == ["docs/guide.md", "src/util/helpers.py", "src/util/helpers.py"]
     assert res.extra["skipped_files"] == [{"path": "src/app.py", "reason": "vanished"}]

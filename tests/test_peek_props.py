@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitctx.peek import read_head, read_tail
-from jitctx.policy import decode, split_lines
+from jitctx.text import decode, split_lines
 
 line = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00"), max_size=30)
 files = st.lists(st.tuples(line, st.sampled_from(["\n", "\r\n"])), max_size=40).flatmap(
@@ -23,10 +23,12 @@ def test_head_and_tail_match_a_naive_split(tmp_path, text, n, start):
     data = text.encode()
     p.write_bytes(data)
     expected = naive(text)
-    h = read_head(p, "f.txt", len(data), n, start)
+    with open(p, "rb") as f:
+        h = read_head(f, "f.txt", len(data), n, start)
     assert h.lines == expected[start - 1 : start - 1 + n]
     assert h.total_lines == len(expected)
-    t = read_tail(p, "f.txt", len(data), n)
+    with open(p, "rb") as f:
+        t = read_tail(f, "f.txt", len(data), n)
     assert t.lines == expected[-n:] if expected else t.lines == []
     assert t.total_lines == len(expected)
     assert t.start_line == len(expected) - len(t.lines) + 1

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from jitctx.errors import PathError, QueryError
-from jitctx.policy import PathPolicy, decode, is_binary_bytes, split_lines
+from jitctx.policy import PathPolicy
 
 
 @pytest.fixture
@@ -118,19 +118,3 @@ def test_denied_file_is_refused_by_name_and_through_a_symlink(policy, repo):
 def test_deny_list_is_configurable(repo):
     custom = PathPolicy(repo.root.resolve(), deny=("*.md",), allow=())
     assert custom.is_denied("README.md") and not custom.is_denied(".env")
-
-
-def test_binary_is_a_nul_in_the_first_8_kib():
-    assert is_binary_bytes(b"abc\0def")
-    assert not is_binary_bytes(b"a" * 8192 + b"\0")
-
-
-def test_decode_replaces_invalid_utf8_and_strips_bom():
-    assert decode(b"caf\xe9") == ("caf\ufffd", True)
-    assert decode("\ufeffhé".encode()) == ("hé", False)
-
-
-def test_split_lines_only_on_newline_and_drops_carriage_returns():
-    assert split_lines("a\r\nb\x0cc\u2028d\nlast") == ["a", "b\x0cc\u2028d", "last"]
-    assert split_lines("one\n") == ["one"]
-    assert split_lines("") == []

@@ -133,15 +133,16 @@ def test_readme_that_is_an_alias_of_agents_md_is_loaded_once(pre):
     assert [f.reason for f in p.files] == ["included", "duplicate"]
 
 
-def test_symlink_outside_the_root_is_loaded_with_a_warning(pre, tmp_path):
+def test_issue_12_symlink_outside_the_root_is_skipped_with_a_warning(pre, tmp_path):
     outside = tmp_path / "shared-rules.md"
     outside.write_text("# shared\n\nCompany-wide rules.\n")
     (pre.root / "sib" / "AGENTS.md").unlink()
     os.symlink(outside, pre.root / "sib" / "AGENTS.md")
     p = ws_of(pre).preload("sib")
-    assert p.text == ROOT + "\n==> sib/AGENTS.md (instructions for sib/) <==\n# shared\n\nCompany-wide rules.\n\n" + README
-    assert p.warnings == ("sib/AGENTS.md is a symlink to a file outside the root; loaded anyway",)
-    assert str(tmp_path) not in json.dumps(p.to_dict())
+    assert p.text == ROOT + "\n" + README  # as head refuses it, the prefix leaves it out
+    assert p.warnings == ("sib/AGENTS.md is a symlink to a file outside the root; skipped, as head refuses it",)
+    assert [f.reason for f in p.files if f.path == "sib/AGENTS.md"] == ["outside_root"]
+    assert str(tmp_path) not in json.dumps(p.to_dict()) and "Company-wide" not in json.dumps(p.to_dict())
 
 
 def test_directory_named_like_an_instruction_file_is_skipped(pre):
@@ -169,10 +170,10 @@ def test_broken_symlink_is_skipped_with_a_warning(pre):
 def test_unreadable_file_is_warned_and_the_rest_loads(pre, monkeypatch):
     real = instructions._read_bytes
 
-    def deny(path, limit):
-        if path.name == "AGENTS.override.md":
+    def deny(opener, rel, limit):
+        if rel.endswith("AGENTS.override.md"):
             raise PermissionError(13, "Permission denied")
-        return real(path, limit)
+        return real(opener, rel, limit)
 
     monkeypatch.setattr(instructions, "_read_bytes", deny)
     monkeypatch.setattr(instructions, "_cache", type(instructions._cache)())
@@ -331,7 +332,7 @@ def test_issue_4_huge_instruction_file_cut_visibly_reading_only_what_is_needed(p
         f.write(line * (50 * 1024 * 1024 // len(line) + 1))
     read = []
     real = instructions._read_bytes
-    monkeypatch.setattr(instructions, "_read_bytes", lambda p, limit: read.append((p.name, limit)) or real(p, limit))
+    monkeypatch.setattr(instructions, "_read_bytes", lambda o, rel, limit: read.append((rel.rpartition("/")[2], limit)) or real(o, rel, limit))
     ws = ws_of(pre)
     p = ws.preload("sib")
     assert max(limit for name, limit in read if name == "AGENTS.md") <= 1024 * 1024
@@ -401,7 +402,7 @@ def test_jit_glob_delivers_references_once_intermediate_dirs_in_order(pre):
         ref(pre, "sib/AGENTS.md", "sib"),
     ]
     assert ws.glob("**/*.py").instructions == []
-    assert ws.jit.delivered() == ["a/b", "a/b/c", "a/b/c/d", "empty", "sib"]
+    assert ws.nested.delivered() == ["a/b", "a/b/c", "a/b/c/d", "empty", "sib"]
     assert {p: d.kind for p, d in ws.ledger._items.items() if d.kind == "instructions"} == {e["path"]: "instructions" for e in res.instructions}
 
 
@@ -456,9 +457,9 @@ def test_jit_skips_dirs_at_or_above_cwd_and_files_already_in_the_prefix(pre):
 
 def test_jit_sees_an_instruction_file_created_later(pre):
     ws = ws_of(pre)
-    assert ws.jit.on_paths(["fb/f.py"], content=False) == []
+    assert ws.nested.on_paths(["fb/f.py"], content=False)[0] == []
     pre.write("fb/AGENTS.md", "# new\n")
-    assert [i["path"] for i in ws.jit.on_paths(["fb/f.py"], content=False)] == ["fb/AGENTS.md"]
+    assert [i["path"] for i in ws.nested.on_paths(["fb/f.py"], content=False)[0]] == ["fb/AGENTS.md"]
 
 
 def test_jit_large_file_content_is_cut_with_a_marker(pre):
@@ -479,7 +480,7 @@ def test_jit_is_thread_safe_each_file_delivered_once(pre):
     def run():
         barrier.wait()
         for _ in range(20):
-            out = ws.jit.on_paths(paths, content=False)
+            out = ws.nested.on_paths(paths, content=False)[0]
             with lock:
                 got.extend(out)
 
@@ -497,16 +498,16 @@ def test_jit_forget_makes_a_changed_file_due_again(pre):
     pre.write("sib/AGENTS.md", "# sib, changed\n")
     assert [s["path"] for s in ws.stale()] == ["sib/AGENTS.md"]
     assert ws.head("sib/code.py").instructions == []
-    ws.jit.forget(["sib/AGENTS.md"])
+    ws.nested.forget(["sib/AGENTS.md"])
     (entry,) = ws.head("sib/code.py").instructions
     assert entry["content"] == "# sib, changed\n"
 
 
 def test_jit_reset_starts_a_new_session(pre):
     ws = ws_of(pre)
-    assert len(ws.jit.on_paths(["sib/code.py"], content=False)) == 1
-    ws.jit.reset()
-    assert len(ws.jit.on_paths(["sib/code.py"], content=False)) == 1
+    assert len(ws.nested.on_paths(["sib/code.py"], content=False)[0]) == 1
+    ws.nested.reset()
+    assert len(ws.nested.on_paths(["sib/code.py"], content=False)[0]) == 1
 
 
 # -- CLI ----------------------------------------------------------------------------

@@ -4,8 +4,8 @@ import subprocess
 
 import pytest
 
-from jitctx.errors import QueryError, RepoError
-from jitctx.repo import Repo, compile_glob, find_root
+from jitctx.errors import RepoError
+from jitctx.repo import Repo, find_root
 
 UNIVERSE = {
     ".env",
@@ -136,54 +136,6 @@ def test_find_root_missing_or_file(tmp_path):
         find_root(str(tmp_path / "f"))
 
 
-@pytest.mark.parametrize(
-    "pattern,path,hit",
-    [
-        ("*.py", "a.py", True),
-        ("*.py", "src/a.py", True),  # no slash: any depth, as in .gitignore
-        ("src/*.py", "src/a.py", True),
-        ("src/*.py", "src/sub/a.py", False),  # '*' does not cross '/'
-        ("**/*.py", "a.py", True),  # '**/' matches zero directories
-        ("**/*.py", "x/y/z/a.py", True),
-        ("src/**/*.py", "src/a.py", True),
-        ("src/**", "src/x/y.txt", True),
-        ("docs/", "docs/guide.md", True),
-        ("*.PY", "a.py", False),
-        ("[ab].py", "b.py", True),
-        ("src", "src/a.py", False),  # a glob names files, not a directory prefix
-    ],
-)
-def test_compile_glob(pattern, path, hit):
-    assert (compile_glob(pattern).match(path) is not None) is hit
-
-
-def test_compile_glob_ignore_case_and_bad_patterns():
-    assert compile_glob("*.PY", True).match("a.py")
-    with pytest.raises(QueryError, match="'!x'"):
-        compile_glob("!x")
-
-
-@pytest.mark.parametrize(
-    "pattern,expanded",
-    [
-        ("*.{ts,tsx}", ["*.ts", "*.tsx"]),
-        ("{src,lib}/**/*.{js,mjs}", ["src/**/*.js", "src/**/*.mjs", "lib/**/*.js", "lib/**/*.mjs"]),
-        ("a{b,{c,d}}e", ["abe", "ace", "ade"]),
-        ("{x}", ["{x}"]),
-        ("plain/*.py", ["plain/*.py"]),
-    ],
-)
-def test_expand_braces(pattern, expanded):
-    from jitctx.repo import expand_braces
-
-    assert expand_braces(pattern) == expanded
-
-
-def test_brace_globs_match_either_choice():
-    rx = compile_glob("src/**/*.{ts,tsx}")
-    assert rx.match("src/a/b.tsx") and rx.match("src/b.ts") and not rx.match("src/b.js")
-
-
 def test_root_inside_an_ignored_directory_is_served_as_plain_files(repo):
     repo.write("build/pkg/mod.py", "x = 1\n")
     r = Repo((repo.root / "build").resolve())
@@ -241,45 +193,38 @@ def test_a_name_starting_with_a_colon_is_not_read_as_pathspec_magic(repo):
     assert not r.is_ignored(":keep.txt")
 
 
-def _prefetched():
-    from jitctx import repo as repo_mod
-
-    return dict(repo_mod._prefetched)
+def _ended(procs) -> bool:
+    return all(p.returncode is not None for p in procs)
 
 
-def test_a_prefetched_listing_is_taken_by_the_next_listing_of_its_root(repo):
-    from jitctx.repo import prefetch_listing
-
+def test_a_prefetched_listing_is_taken_by_the_next_listing_asking_the_same(repo):
     repo.write("notes/todo.py", "untracked\n")
-    prefetch_listing(str(repo.root), suffix=".py")
-    pending = _prefetched()
-    assert list(pending) == [str(repo.root)]
-    procs = pending[str(repo.root)].procs
-    listed = {p for chunk in Repo(repo.root).file_chunks(suffix=".py") for p in chunk}
+    r = Repo(repo.root)
+    r.prefetch(suffix=".py")
+    procs = r._listing.procs
+    listed = {p for chunk in r.file_chunks(suffix=".py") for p in chunk}
     assert {"src/app.py", "notes/todo.py"} <= listed
-    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
+    assert r._listing is None and _ended(procs)
 
 
 def test_a_prefetched_listing_for_other_arguments_is_stopped_not_used(repo):
-    from jitctx.repo import prefetch_listing
-
     repo.write("scratch.log", "ignored\n")
-    prefetch_listing(str(repo.root), suffix=".py")
-    procs = _prefetched()[str(repo.root)].procs
-    assert set(Repo(repo.root).files(include_ignored=True)) >= UNIVERSE | {"scratch.log", "build/out.txt"}
-    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
+    r = Repo(repo.root)
+    r.prefetch(suffix=".py")
+    procs = r._listing.procs
+    assert set(r.files(include_ignored=True)) >= UNIVERSE | {"scratch.log", "build/out.txt"}
+    assert r._listing is None and _ended(procs)
 
 
-def test_drop_prefetched_stops_the_processes_and_bad_roots_are_left_to_the_real_call(repo, tmp_path):
-    from jitctx.repo import drop_prefetched, prefetch_listing
-
-    prefetch_listing(str(repo.root))
-    procs = _prefetched()[str(repo.root)].procs
-    drop_prefetched()
-    assert _prefetched() == {} and all(p.returncode is not None for p in procs)
-    prefetch_listing(str(tmp_path / "missing"))  # no error here, nothing started
-    prefetch_listing(str(repo.root / "build"))  # ignored by git: served as plain files, not listed by git
-    assert _prefetched() == {}
+def test_close_stops_a_prefetched_listing_and_a_root_outside_git_prefetches_nothing(repo):
+    r = Repo(repo.root)
+    r.prefetch()
+    procs = r._listing.procs
+    r.close()
+    assert r._listing is None and _ended(procs)
+    plain = Repo((repo.root / "build").resolve())  # ignored by git: served as plain files, not listed by git
+    plain.prefetch()
+    assert plain._listing is None
 
 
 def _spawned(monkeypatch) -> list[list[str]]:
@@ -295,6 +240,15 @@ def _spawned(monkeypatch) -> list[list[str]]:
     return seen
 
 
+def _git(cmd: list[str]) -> list[str]:
+    """A git command line without its safety overrides (``-c key=value`` pairs)."""
+    out = [cmd[0]]
+    rest = cmd[1:]
+    while rest[:1] == ["-c"]:
+        rest = rest[2:]
+    return out + rest
+
+
 def test_is_ignored_asks_the_index_only_for_paths_a_rule_matches(repo, monkeypatch):
     repo.write("kept.log", "tracked although *.log is ignored\n")
     repo.git("add", "-f", "kept.log")
@@ -302,7 +256,7 @@ def test_is_ignored_asks_the_index_only_for_paths_a_rule_matches(repo, monkeypat
     r = Repo(repo.root)
     calls = _spawned(monkeypatch)
     assert not r.is_ignored("src/app.py")
-    assert [c[:3] for c in calls] == [["git", "check-ignore", "--no-index"]]  # no rule: the index is never read
+    assert [_git(c)[:3] for c in calls] == [["git", "check-ignore", "--no-index"]]  # no rule: the index is never read
     assert r.is_ignored("loose.log")
     assert not r.is_ignored("kept.log")  # tracked: the index exempts it
     assert not r.is_ignored("notes/new.txt") and r.is_ignored("build/out.txt")
@@ -322,7 +276,7 @@ def _dominant_src(repo):
 
 
 def test_walk_groups_split_a_dominant_folder_but_not_an_ignored_one_or_a_nested_repository(repo):
-    from jitctx.repo import walk_groups
+    from jitctx.listing import walk_groups
 
     _dominant_src(repo)
     groups = walk_groups(repo.root, 2)
@@ -337,12 +291,12 @@ def test_walk_groups_split_a_dominant_folder_but_not_an_ignored_one_or_a_nested_
 
 
 def test_a_balanced_walk_lists_what_one_unsplit_walk_lists(repo, monkeypatch):
-    from jitctx import repo as repo_mod
+    from jitctx import listing
 
     _dominant_src(repo)
     one = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo.root, capture_output=True, check=True)
     expected = set(one.stdout.decode().split("\0")) - {""}
-    monkeypatch.setattr(repo_mod, "_LARGE_INDEX", 0)  # balance even this small index
+    monkeypatch.setattr(listing, "LARGE_INDEX", 0)  # balance even this small index
     r = Repo(repo.root)
     assert r.is_large()
     assert set(r.files()) == expected
@@ -361,32 +315,41 @@ def test_a_listing_under_a_folder_walks_only_it_and_keeps_root_relative_paths(re
         listed = [p for chunk in r.file_chunks(under=under) for p in chunk]
         assert sorted(listed) == sorted(p for p in everything if p.startswith(under + "/")), under
         for cmd in spawned:  # every git process is told to stay in the folder
+            cmd = _git(cmd)
             assert cmd[cmd.index("--") + 1:] and all(a == under or a.startswith(under + "/") for a in cmd[cmd.index("--") + 1:])
     assert [p for chunk in r.file_chunks(under="build") for p in chunk] == ["build/out.txt"]
 
 
-def test_a_prefetch_from_a_folder_inside_the_root_serves_a_glob_of_that_folder(repo):
+def _cli_prefetch(monkeypatch, cwd, root, path=".", pattern="**/*.py"):
+    import argparse
+
+    from jitctx.adapters import cli
+
+    monkeypatch.chdir(cwd)
+    args = argparse.Namespace(pattern=pattern, path=path, root=str(root), include_ignored=False, ignore_case=False)
+    return cli._prefetch(args)
+
+
+def test_a_cli_prefetch_from_a_folder_inside_the_root_serves_a_glob_of_that_folder(repo, monkeypatch):
     from jitctx import Workspace
-    from jitctx.repo import prefetch_listing
 
-    prefetch_listing(str(repo.root), suffix=".py", cwd=str(repo.root / "src" / "util"))
-    assert _prefetched()[str(repo.root)].key == (str(repo.root), False, ".py", "src/util")
-    res = Workspace(repo.root).glob("**/*.py", "src/util", sort="path")
+    r = _cli_prefetch(monkeypatch, repo.root / "src" / "util", repo.root)
+    assert r._listing.key == (str(repo.root), False, ".py", "src/util")
+    res = Workspace(repo=r).glob("**/*.py", "src/util", sort="path")
     assert [ref.path for ref in res.results] == ["src/util/__init__.py", "src/util/helpers.py"]
-    assert _prefetched() == {}
+    assert r._listing is None
 
 
-def test_a_prefetch_takes_the_glob_folder_as_the_cli_does(repo, tmp_path):
-    from jitctx.repo import drop_prefetched, prefetch_listing
-
-    prefetch_listing(str(repo.root), cwd=str(repo.root / "src"), path="util")  # from the working directory inside
-    assert _prefetched()[str(repo.root)].key[3] == "src/util"
-    prefetch_listing(str(repo.root), cwd=str(tmp_path), path="src")  # outside the root: from the root
-    assert _prefetched()[str(repo.root)].key[3] == "src"
-    drop_prefetched()
-    prefetch_listing(str(repo.root), cwd=str(repo.root), path="../..")  # leads out: left to the real call
-    prefetch_listing(str(repo.root), cwd=str(repo.root), path="README.md")  # not a folder
-    assert _prefetched() == {}
+def test_a_cli_prefetch_takes_the_glob_folder_as_the_cli_does(repo, tmp_path, monkeypatch):
+    r = _cli_prefetch(monkeypatch, repo.root / "src", repo.root, "util")  # from the working directory inside
+    assert r._listing.key[3] == "src/util"
+    r.close()
+    r = _cli_prefetch(monkeypatch, tmp_path, repo.root, "src")  # outside the root: from the root
+    assert r._listing.key[3] == "src"
+    r.close()
+    assert _cli_prefetch(monkeypatch, repo.root, repo.root, "../..")._listing is None  # leads out: left to the real call
+    assert _cli_prefetch(monkeypatch, repo.root, repo.root, "README.md")._listing is None  # not a folder
+    assert _cli_prefetch(monkeypatch, repo.root, tmp_path / "missing") is None  # a bad root: left to the real call
 
 
 def _random_tree(repo, seed: int) -> None:
@@ -417,14 +380,14 @@ def _random_tree(repo, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_repo, monkeypatch, seed):
-    from jitctx import repo as repo_mod
+    from jitctx import listing
 
     repo = make_repo("basic")
     _random_tree(repo, seed)
     one = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo.root, capture_output=True, check=True)
     expected = set(one.stdout.decode("utf-8", "surrogateescape").split("\0")) - {""}
-    monkeypatch.setattr(repo_mod, "_LARGE_INDEX", 0)  # balance as a large repository would
-    monkeypatch.setattr(repo_mod, "_WALKERS", 3)
+    monkeypatch.setattr(listing, "LARGE_INDEX", 0)  # balance as a large repository would
+    monkeypatch.setattr(listing, "WALKERS", 3)
     r = Repo(repo.root)
     assert set(r.files()) == expected
     folders = sorted({p.rsplit("/", 1)[0] for p in expected if "/" in p})
@@ -434,10 +397,10 @@ def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_
 
 
 def test_a_flat_folder_of_many_entries_is_walked_whole(repo):
-    from jitctx.repo import _MAX_UNITS, walk_groups
+    from jitctx.listing import MAX_UNITS, walk_groups
 
-    for i in range(_MAX_UNITS + 1):
+    for i in range(MAX_UNITS + 1):
         repo.write(f"flat/f{i}.txt", "x\n")
     assert walk_groups(repo.root / "flat", 2) == [[]]
     assert walk_groups(repo.root, 2, under="flat") == [["flat"]]
-    assert len(Repo(repo.root).files()) == len(UNIVERSE) + _MAX_UNITS + 1
+    assert len(Repo(repo.root).files()) == len(UNIVERSE) + MAX_UNITS + 1

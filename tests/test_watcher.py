@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from jitctx.adapters import cli
-from jitctx.watch import Ledger
+from jitctx.ledger import Ledger
 from jitctx.watcher import GitPaths, HeadWatcher, classify
 from jitctx.workspace import Workspace
 
@@ -236,12 +236,12 @@ def test_callback_failure_does_not_kill_the_watcher(gitdir, caplog):
 
 
 class Stream:
-    """``ws.watch_events`` drained by a thread into a queue."""
+    """``ws.watch`` drained by a thread into a queue."""
 
     def __init__(self, ws: Workspace, *, poll: bool = False, refresh: bool = False):
         self.ws = ws
         self.q: queue.Queue = queue.Queue()
-        self.gen = ws.watch_events(poll=poll, refresh=refresh)
+        self.gen = ws.watch(poll=poll, refresh=refresh)
         self.thread = threading.Thread(target=self._drain, daemon=True)
         self.thread.start()
 
@@ -647,7 +647,7 @@ def test_native_unavailable_falls_back_to_polling(repo, monkeypatch):
 
 
 @pytest.mark.slow
-def test_watch_events_refresh_session(repo, fake_preload):
+def test_watch_refresh_session(repo, fake_preload):
     main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature\n", "feat")
     ws = Workspace(repo.root)
     s = Stream(ws, refresh=True)
@@ -667,7 +667,7 @@ def test_watch_events_refresh_session(repo, fake_preload):
 
 
 @pytest.mark.slow
-def test_watch_events_timeout_ends_and_stops(repo):
+def test_watch_timeout_ends_and_stops(repo):
     ws = Workspace(repo.root)
     t0 = time.monotonic()
     assert list(ws.watch(timeout=0.3, refresh=False)) == []
@@ -734,11 +734,11 @@ def _close_once_subscribed(ws: Workspace) -> threading.Thread:
 
 @pytest.mark.slow
 @pytest.mark.parametrize("timeout", [math.inf, 1e10, 1e300])
-def test_watch_events_unbounded_timeouts(repo, timeout):
+def test_watch_unbounded_timeouts(repo, timeout):
     """inf means no time cap; a huge finite one is waited for in TIMEOUT_MAX steps, never OverflowError."""
     ws = Workspace(repo.root)
     closer = _close_once_subscribed(ws)
-    assert list(ws.watch_events(timeout=timeout, refresh=False, poll=True)) == []
+    assert list(ws.watch(timeout=timeout, refresh=False, poll=True)) == []
     closer.join(WAIT)
     assert ws._watcher is None
 

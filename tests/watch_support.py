@@ -39,12 +39,15 @@ def fake_preload(monkeypatch):
     """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
     calls: list[dict] = []
 
-    def preload(ws, cwd=None, budget=8000, readme_budget=2000, fallbacks=None):
+    def preload(policy, tokenizer, *, cwd=None, budget=8000, readme_budget=2000, fallbacks=(), head=None):
+        from jitctx.ledger import Delivered
+        from jitctx.preload import Covered
+
         calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
-        p = ws.root / "AGENTS.md"
+        p = policy.root / "AGENTS.md"
         text = p.read_text("utf-8") if p.exists() else ""
-        ws.ledger.record("AGENTS.md", p.resolve(), "preload", ws.head_sha())
-        return FakePrefix(text, hashlib.sha256(text.encode()).hexdigest())
+        pre = FakePrefix(text, hashlib.sha256(text.encode()).hexdigest())
+        return pre, Covered((".",), (Delivered("AGENTS.md", p.resolve(), "preload"),))
 
     import jitctx.preload
 

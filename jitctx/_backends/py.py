@@ -1,42 +1,42 @@
-"""The pure-Python search backend: ``re`` over whole files.
+"""The pure-Python search backend: the ``regex`` module over the universe's files.
 
-Owns translating ripgrep regex syntax (the common subset) to a Python bytes
-regex and searching the Workspace's file universe with it, in the fast shape:
-``git ls-files`` for the universe, one read and one bytes regex per whole
-file, a line found only where a match starts, and a match that crosses a
-line end re-checked on that line alone (ripgrep never matches across lines
-without ``multiline``). Binary = a NUL in the first 8 KiB; symlinks are not
-followed (like ``git grep`` and ``rg``). A catastrophic pattern is stopped by
-the time cap: on the main thread a timer signal interrupts ``re`` itself;
-elsewhere the cap is checked between files.
+Owns searching a scope's files without ripgrep: the universe from
+``Scope.files``, each file opened through the policy's opener (no symlink
+followed, anywhere on the path) and streamed in blocks of whole lines, so a
+huge file costs bounded memory; lines matched as text (UTF-8, undecodable
+bytes kept as themselves), with ripgrep's line semantics (``^``/``$`` at line
+ends, a match never crosses a line end without ``multiline``). Binary = a
+NUL in the first 8 KiB.
 
-Does not own paging, context or notices (``search``).
+The ``regex`` module (a tiktoken dependency) reads ripgrep's syntax for the
+common subset natively (``\\p{L}``, ``[[:alpha:]]``, ``(?<name>...)``);
+what Rust's engine refuses (look-around, backreferences) is refused here
+too. Every match runs with ``timeout=`` and ``concurrent=True``: a
+catastrophic pattern stops at the time cap and never holds the GIL, so a
+long-lived server keeps answering. Does not own paging, context or notices
+(``search``).
 """
 
 from __future__ import annotations
 
 import bisect
 import errno
-import os
-import re
-import signal
-import threading
 import time
 
 from ..errors import QueryError
-from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among, in_scope
+from ..text import BINARY_PROBE, decode, is_binary, strip_bom
+from . import Match, Outcome, unclosed_group
+from .scope import Scope
 
-__all__ = ["PythonBackend", "compile_pattern"]
+__all__ = ["BLOCK", "MULTILINE_LIMIT", "PythonBackend", "compile_pattern"]
 
-_BOM = b"\xef\xbb\xbf"
-_POSIX = {
-    "alnum": "0-9A-Za-z", "alpha": "A-Za-z", "ascii": "\\x00-\\x7F", "blank": "\\t ",
-    "cntrl": "\\x00-\\x1F\\x7F", "digit": "0-9", "graph": "!-~", "lower": "a-z",
-    "print": " -~", "punct": "!-/:-@\\[-`{-~", "space": "\\t\\n\\v\\f\\r ",
-    "upper": "A-Z", "word": "0-9A-Za-z_", "xdigit": "0-9A-Fa-f",
-}
+BLOCK = 8 << 20  # bytes read at a time (whole lines; a longer line is read on to its end)
+MULTILINE_LIMIT = 256 << 20  # a multiline search needs the whole file: larger ones are skipped
+
+
+class _TimeUp(Exception):
+    pass
 
 
 def _error(pattern: str, message: str, pos: int | None = None, hint: str | None = None) -> QueryError:
@@ -51,7 +51,13 @@ def _error(pattern: str, message: str, pos: int | None = None, hint: str | None 
 
 
 def _translate(pattern: str) -> str:
-    """Ripgrep (Rust regex) syntax -> Python ``re`` syntax, for the common subset."""
+    """Ripgrep (Rust regex) syntax -> the ``regex`` module's, for what differs.
+
+    Refuses what Rust's engine refuses (look-around, backreferences); ``\\z``
+    becomes ``\\Z``; a ``[`` inside a class is literal (Rust would nest a
+    class; the ``regex`` module in its default version keeps it literal too,
+    but says so with a warning).
+    """
     out: list[str] = []
     i, n = 0, len(pattern)
     in_class = False
@@ -61,20 +67,19 @@ def _translate(pattern: str) -> str:
             nxt = pattern[i + 1]
             if nxt.isdigit() and nxt != "0" and not in_class:
                 raise _error(pattern, "backreferences are not supported (ripgrep syntax)", i)
-            if nxt in "pP":
-                raise _error(pattern, "Unicode classes (\\p{...}) are not supported by the python backend", i, "use the rg backend, or an explicit class such as [A-Za-z]")
+            if nxt == "k" and not in_class:
+                raise _error(pattern, "backreferences are not supported (ripgrep syntax)", i)
             out.append("\\Z" if nxt == "z" else pattern[i : i + 2])
             i += 2
             continue
         if in_class:
-            m = re.match(r"\[:(\^?)([a-z]+):\]", pattern[i:])
-            if m and m.group(2) in _POSIX and not m.group(1):
-                out.append(_POSIX[m.group(2)])
-                i += m.end()
+            if pattern.startswith("[:", i) and (end := pattern.find(":]", i + 2)) > 0:
+                out.append(pattern[i : end + 2])  # a POSIX class, read natively
+                i = end + 2
                 continue
             if c == "]":
                 in_class = False
-            elif c == "[":  # a literal '[' inside a class (Rust nests classes; keep it literal)
+            elif c == "[":
                 out.append("\\[")
                 i += 1
                 continue
@@ -96,92 +101,72 @@ def _translate(pattern: str) -> str:
             rest = pattern[i + 2 : i + 4]
             if rest[:1] in ("=", "!") or rest in ("<=", "<!"):
                 raise _error(pattern, "look-around is not supported (ripgrep syntax)", i)
-            if rest[:1] == "<" and rest[1:2].isalpha():  # (?<name>...) -> (?P<name>...)
-                out.append("(?P<")
-                i += 3
-                continue
         out.append(c)
         i += 1
     return "".join(out)
 
 
-def compile_pattern(pattern: str, *, fixed_strings: bool, ignore_case: bool) -> re.Pattern[bytes]:
-    """A bytes regex with ripgrep's line semantics (``^``/``$`` at line ends)."""
-    source = re.escape(pattern) if fixed_strings else _translate(pattern)
-    flags = re.MULTILINE | (re.IGNORECASE if ignore_case else 0)
+def compile_pattern(pattern: str, *, fixed_strings: bool, ignore_case: bool):
+    """A text regex with ripgrep's line semantics (``^``/``$`` at line ends)."""
+    import regex
+
+    source = regex.escape(pattern) if fixed_strings else _translate(pattern)
+    flags = regex.MULTILINE | (regex.IGNORECASE if ignore_case else 0)
     try:
-        return re.compile(source.encode("utf-8", "surrogateescape"), flags)
-    except re.error as exc:
+        return regex.compile(source, flags)
+    except regex.error as exc:
         pos = exc.pos if exc.pos is not None and source == pattern else None
+        if exc.msg == "missing )":  # name the group left open, as rg does
+            pos = unclosed_group(pattern)
         raise _error(pattern, exc.msg, pos) from None
-    except (OverflowError, RecursionError) as exc:  # pragma: no cover - absurd patterns
+    except (OverflowError, RecursionError, ValueError) as exc:  # pragma: no cover - absurd patterns
         raise _error(pattern, str(exc)) from None
 
 
-class _TimeUp(Exception):
-    pass
+class _Searcher:
+    """One compiled pattern, searched with the request's time cap."""
+
+    def __init__(self, rx, deadline: float) -> None:
+        self.rx = rx
+        self.deadline = deadline
+
+    def _left(self) -> float:
+        left = self.deadline - time.monotonic()
+        if left <= 0:
+            raise _TimeUp
+        return min(left, 1e6)
+
+    def search(self, text: str, pos: int = 0, endpos: int | None = None):
+        try:
+            if endpos is None:
+                return self.rx.search(text, pos, timeout=self._left(), concurrent=True)
+            return self.rx.search(text, pos, endpos, timeout=self._left(), concurrent=True)
+        except TimeoutError:
+            raise _TimeUp from None
+
+    def finditer(self, text: str, pos: int = 0, endpos: int | None = None):
+        try:
+            yield from self.rx.finditer(text, pos, len(text) if endpos is None else endpos, timeout=self._left(), concurrent=True)
+        except TimeoutError:
+            raise _TimeUp from None
 
 
-class _Alarm:
-    """On the main thread, interrupt ``re`` itself when the cap is reached.
-
-    Only when no other real-time timer is armed; otherwise (and off the main
-    thread) the cap is checked between files.
-    """
-
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-        self.armed = False
-
-    def __enter__(self) -> "_Alarm":
-        if (
-            threading.current_thread() is threading.main_thread()
-            and hasattr(signal, "setitimer")
-            and self.seconds != float("inf")
-            and signal.getitimer(signal.ITIMER_REAL)[0] == 0  # someone else's alarm (pytest-timeout...) is left alone
-        ):
-            def ring(signum, frame):
-                raise _TimeUp
-
-            self.old = signal.signal(signal.SIGALRM, ring)
-            signal.setitimer(signal.ITIMER_REAL, max(self.seconds, 0.001))
-            self.armed = True
-        return self
-
-    def __exit__(self, *exc) -> None:
-        if self.armed:
-            signal.setitimer(signal.ITIMER_REAL, 0)
-            signal.signal(signal.SIGALRM, self.old)
+def _as_text(data: bytes) -> str:
+    return data.decode("utf-8", "surrogateescape")
 
 
-def _read(full: str) -> bytes:
-    # O_NOFOLLOW: symlinks are not followed; O_NONBLOCK: a FIFO never hangs the search
-    fd = os.open(full, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as f:
-        return f.read()
-
-
-def _normalize(data: bytes) -> bytes:
-    if data.startswith(_BOM):
-        data = data[3:]
-    if b"\r" in data:
-        data = data.replace(b"\r\n", b"\n")
-    return data
-
-
-def _line_starts(data: bytes, rx: re.Pattern[bytes], upto: int):
+def _line_starts(text: str, s: _Searcher, upto: int):
     """Yield (line_start, line_end) of matching lines, in order, at most ``upto``."""
-    pos, n, found = 0, len(data), 0
-    search = rx.search
+    pos, n, found = 0, len(text), 0
     while found < upto and pos <= n:
-        m = search(data, pos)
+        m = s.search(text, pos)
         if m is None:
             return
         start = m.start()
-        ls = data.rfind(b"\n", 0, start) + 1
-        le = data.find(b"\n", start)
+        ls = text.rfind("\n", 0, start) + 1
+        le = text.find("\n", start)
         le = n if le < 0 else le
-        if m.end() > le and search(data, ls, le) is None:  # crossed a line end: re-check the line alone
+        if m.end() > le and s.search(text, ls, le) is None:  # crossed a line end: re-check the line alone
             pos = le + 1
             continue
         if ls == n:  # an empty match after the last newline (or in an empty file): no line there
@@ -191,130 +176,184 @@ def _line_starts(data: bytes, rx: re.Pattern[bytes], upto: int):
         pos = le + 1
 
 
-def _multiline_lines(data: bytes, rx: re.Pattern[bytes]) -> list[int]:
+def _multiline_lines(text: str, s: _Searcher) -> list[int]:
     """Line indexes (0-based) covered by any match, for multiline mode."""
     covered: set[int] = set()
     line, last = 0, 0
-    for m in rx.finditer(data):
-        line += data.count(b"\n", last, m.start())
+    for m in s.finditer(text):
+        line += text.count("\n", last, m.start())
         last = m.start()
-        end_line = line + data.count(b"\n", m.start(), max(m.end() - 1, m.start()))
-        if m.start() == len(data) and (not data or data.endswith(b"\n")):
+        end_line = line + text.count("\n", m.start(), max(m.end() - 1, m.start()))
+        if m.start() == len(text) and (not text or text.endswith("\n")):
             continue
         covered.update(range(line, end_line + 1))
     return sorted(covered)
 
 
-def _decode_line(raw: bytes) -> str:
-    return decode(raw)[0]  # the policy's rule: UTF-8 with replacement, BOM stripped
+def _shown(raw: str) -> tuple[str, bool]:
+    """A line as results show it: undecodable bytes replaced with U+FFFD."""
+    if raw.isascii():
+        return raw, False
+    try:
+        raw.encode("utf-8")
+        return raw, False
+    except UnicodeEncodeError:
+        return decode(raw.encode("utf-8", "surrogateescape"))
 
 
-def _char_span(raw: bytes, start: int, end: int) -> tuple[int, int]:
-    return len(_decode_line(raw[:start])), len(_decode_line(raw[:end]))
+def _span(raw: str, start: int, end: int, replaced: bool) -> tuple[int, int]:
+    if not replaced:
+        return start, end
+    return len(_shown(raw[:start])[0]), len(_shown(raw[:end])[0])
+
+
+def _blocks(f, first: bytes):
+    """The file's text in blocks of whole lines (BOM stripped, ``\\r\\n`` as ``\\n``), with
+    the number of lines before each block."""
+    carry = strip_bom(first)
+    lines_before = 0
+    while True:
+        more = f.read(BLOCK)
+        data = carry + more
+        if more:
+            cut = data.rfind(b"\n") + 1
+            if cut == 0:  # one line longer than a block: read on
+                carry = data
+                continue
+            block, carry = data[:cut], data[cut:]
+        else:
+            block, carry = data, b""
+        if b"\r" in block:
+            block = block.replace(b"\r\n", b"\n")
+        text = _as_text(block)
+        yield lines_before, text
+        lines_before += text.count("\n")
+        if not more:
+            return
 
 
 class PythonBackend:
-    """``re`` over whole files of the Workspace's universe."""
+    """The ``regex`` module over the files of the scope's universe."""
 
     name = "python"
 
-    def count(self, ws, spec: Spec) -> Outcome:
-        rx = compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case)
+    def count(self, scope: Scope) -> Outcome:
+        spec = scope.spec
+        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec.deadline)
         out = Outcome(binary=0, denied=0)
-        names = in_scope(ws, spec) if spec.file is None else [p for p in [spec.file] if spec.keep(p)]
-        denied = denied_among(ws.policy, names) if spec.file is None else {p for p in names if spec.is_denied(p)}
+        names = scope.files() if spec.file is None else [p for p in [spec.file] if spec.keep(p)]
+        denied = scope.denied_among(names) if spec.file is None else {p for p in names if spec.is_denied(p)}
         out.denied = len(denied)
-        root = str(ws.root) + os.sep
-        deadline = spec.deadline
-        clock = time.monotonic
         try:
-            with _Alarm(spec.remaining()):
+            with scope.policy.opener() as opener:
                 for path in names:
                     if path in denied:
                         continue
-                    if clock() > deadline:
+                    if time.monotonic() > spec.deadline:
                         raise _TimeUp
-                    try:
-                        data = _read(root + path)
-                    except FileNotFoundError:
-                        out.skipped.append(Skipped(path, "vanished"))
-                        continue
-                    except IsADirectoryError:
-                        continue  # a submodule or nested repository
-                    except OSError as exc:
-                        if exc.errno == errno.ELOOP:  # ELOOP: a symlink, not followed
-                            continue
-                        out.skipped.append(Skipped(path, "unreadable"))
-                        continue
-                    if b"\0" in data[:BINARY_PROBE]:
-                        if rx.search(data) is not None:
-                            out.binary += 1
-                        continue
-                    data = _normalize(data)
-                    if spec.multiline:
-                        k = len(_multiline_lines(data, rx))
-                    else:
-                        k = sum(1 for _ in _line_starts(data, rx, 1 << 62))
+                    k = self._count_file(opener, path, s, spec.multiline, out)
                     if k:
                         out.counts[path] = k
         except _TimeUp:
             out.timed_out = True
         return out
 
-    def lines(self, ws, spec: Spec, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
-        rx = compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case)
+    def _open(self, opener, path: str, skipped: list[Skipped]):
+        try:
+            return opener.open(path)
+        except FileNotFoundError:
+            skipped.append(Skipped(path, "vanished"))
+        except OSError as exc:
+            if exc.errno not in (errno.ELOOP, errno.ENOTDIR, errno.EINVAL):  # a symlink, under one, or not a regular file: not searched
+                skipped.append(Skipped(path, "unreadable"))
+        return None, None
+
+    def _count_file(self, opener, path: str, s: _Searcher, multiline: bool, out: Outcome) -> int:
+        f, st = self._open(opener, path, out.skipped)
+        if f is None:
+            return 0
+        with f:
+            first = f.read(BINARY_PROBE)
+            if is_binary(first):
+                if self._binary_match(f, first, s):
+                    out.binary = (out.binary or 0) + 1
+                return 0
+            if multiline:
+                if st.st_size > MULTILINE_LIMIT:
+                    out.skipped.append(Skipped(path, "too_large"))
+                    return 0
+                text = "".join(t for _, t in _blocks(f, first))
+                return len(_multiline_lines(text, s))
+            return sum(sum(1 for _ in _line_starts(text, s, 1 << 62)) for _, text in _blocks(f, first))
+
+    @staticmethod
+    def _binary_match(f, first: bytes, s: _Searcher) -> bool:
+        data = first
+        while True:
+            if s.search(_as_text(data)) is not None:
+                return True
+            more = f.read(BLOCK)
+            if not more:
+                return False
+            data = data[-4096:] + more  # a small overlap: a match across blocks is still found
+
+    def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
+        spec = scope.spec
+        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec.deadline)
         found: dict[str, list[Match]] = {}
         skipped: list[Skipped] = []
-        root = str(ws.root) + os.sep
         try:
-            with _Alarm(spec.remaining()):
+            with scope.policy.opener() as opener:
                 for path in paths:
-                    try:
-                        data = _normalize(_read(root + path))
-                    except FileNotFoundError:
-                        skipped.append(Skipped(path, "vanished"))
+                    f, st = self._open(opener, path, skipped)
+                    if f is None:
                         continue
-                    except OSError:
-                        skipped.append(Skipped(path, "unreadable"))
-                        continue
-                    found[path] = self._file_lines(data, rx, spec.multiline, upto)
+                    with f:
+                        first = f.read(BINARY_PROBE)
+                        if is_binary(first):
+                            continue
+                        found[path] = self._file_lines(f, first, s, spec.multiline, upto)
         except _TimeUp:
             return found, skipped, True
         return found, skipped, False
 
-    def _file_lines(self, data: bytes, rx: re.Pattern[bytes], multiline: bool, upto: int) -> list[Match]:
+    def _file_lines(self, f, first: bytes, s: _Searcher, multiline: bool, upto: int) -> list[Match]:
         matches: list[Match] = []
         if multiline:
-            wanted = _multiline_lines(data, rx)[:upto]
+            text = "".join(t for _, t in _blocks(f, first))
+            wanted = _multiline_lines(text, s)[:upto]
             if not wanted:
                 return matches
-            lines = data.split(b"\n")
-            spans_by_line: dict[int, list[tuple[int, int]]] = {}
+            lines = text.split("\n")
             offsets = [0]
             for ln in lines:
                 offsets.append(offsets[-1] + len(ln) + 1)
-            for m in rx.finditer(data):
-                first = bisect.bisect_right(offsets, m.start()) - 1
-                last = bisect.bisect_right(offsets, max(m.end() - 1, m.start())) - 1
-                for li in range(first, last + 1):
-                    s = max(m.start(), offsets[li]) - offsets[li]
-                    e = min(m.end(), offsets[li] + len(lines[li])) - offsets[li]
-                    spans_by_line.setdefault(li, []).append((s, max(e, s)))
+            spans_by_line: dict[int, list[tuple[int, int]]] = {}
+            for m in s.finditer(text):
+                first_line = bisect.bisect_right(offsets, m.start()) - 1
+                last_line = bisect.bisect_right(offsets, max(m.end() - 1, m.start())) - 1
+                for li in range(first_line, last_line + 1):
+                    a = max(m.start(), offsets[li]) - offsets[li]
+                    b = min(m.end(), offsets[li] + len(lines[li])) - offsets[li]
+                    spans_by_line.setdefault(li, []).append((a, max(a, b)))
             for li in wanted:
                 raw = lines[li]
-                spans = tuple(_char_span(raw, s, e) for s, e in spans_by_line.get(li, [(0, 0)]))
-                text, replaced = decode(raw)
-                matches.append(Match(li + 1, text, spans, replaced))
+                shown, replaced = _shown(raw)
+                spans = tuple(_span(raw, a, b, replaced) for a, b in spans_by_line.get(li, [(0, 0)]))
+                matches.append(Match(li + 1, shown, spans, replaced))
             return matches
-        line_no, last = 1, 0
-        for ls, le in _line_starts(data, rx, upto):
-            line_no += data.count(b"\n", last, ls)
-            last = ls
-            raw = data[ls:le]
-            spans = tuple(_char_span(raw, m.start() - ls, m.end() - ls) for m in rx.finditer(data, ls, le))
-            text, replaced = decode(raw)
-            matches.append(Match(line_no, text, spans, replaced))
+        for before, text in _blocks(f, first):
+            line_no, last = before + 1, 0
+            for ls, le in _line_starts(text, s, upto - len(matches)):
+                line_no += text.count("\n", last, ls)
+                last = ls
+                raw = text[ls:le]
+                shown, replaced = _shown(raw)
+                spans = tuple(_span(raw, m.start() - ls, m.end() - ls, replaced) for m in s.finditer(text, ls, le))
+                matches.append(Match(line_no, shown, spans, replaced))
+            if len(matches) >= upto:
+                break
         return matches
 
-    def binary_matches(self, ws, spec: Spec) -> int | None:
+    def binary_matches(self, scope: Scope) -> int | None:
         return None  # count() already knows

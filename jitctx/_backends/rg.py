@@ -13,7 +13,7 @@ Workspace's file universe:
   ``!allow`` globs), so rg does not even read denied files; every path rg
   returns is checked against the policy again anyway;
 - tracked files that match an ignore rule (git lists them, rg's traversal
-  skips them) are found by ``gitscope`` while rg runs and searched
+  skips them) are found by ``rgwalk`` while rg runs and searched
   explicitly afterwards; a repository-level ``core.excludesFile`` (rg reads
   only the global one) is passed as another ``--ignore-file``;
 - symlinks are not followed (as ``git grep``).
@@ -31,13 +31,15 @@ import shutil
 import subprocess
 import sys
 import threading
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import BackendError, QueryError
-from ..policy import BINARY_PROBE, decode
 from ..refs import Skipped
-from . import Match, Outcome, Spec, denied_among, scope_ignored
-from .gitscope import configured_excludes, tracked_extras
+from ..text import BINARY_PROBE, decode, is_binary
+from . import Match, Outcome, Spec, unclosed_group
+from .rgwalk import Extras, configured_excludes, tracked_extras
+from .scope import Scope
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
@@ -66,12 +68,8 @@ def _text(obj: dict) -> bytes:
     return obj.get("text", "").encode("utf-8", "surrogateescape")
 
 
-def _decode(raw: bytes) -> str:
-    return decode(raw)[0]  # the policy's rule: UTF-8 with replacement, BOM stripped
-
-
 def _char(raw: bytes, offset: int) -> int:
-    return len(_decode(raw[:offset]))
+    return len(decode(raw[:offset])[0])
 
 
 def parse_json_line(line: bytes | str) -> tuple[str, str | None, list[Match]] | None:
@@ -157,7 +155,7 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
             shift = 3 if echoed == f"(?:{pattern})" else 0
             at = ln.index("^") - 4 - shift
             # rg points an unclosed group at its own (?: wrapper: find the group ourselves
-            pos = at if at >= 0 else _unclosed_group(pattern)
+            pos = at if at >= 0 else unclosed_group(pattern)
             break
     where = f" at position {pos}" if pos is not None else ""
     return QueryError(
@@ -167,29 +165,6 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
         position=pos,
         backend="rg",
     )
-
-
-def _unclosed_group(pattern: str) -> int | None:
-    """Index of the last ``(`` left open (escapes and ``[...]`` classes skipped)."""
-    stack: list[int] = []
-    i, in_class = 0, False
-    while i < len(pattern):
-        c = pattern[i]
-        if c == "\\":
-            i += 2
-            continue
-        if in_class:
-            in_class = c != "]"
-        elif c == "[":
-            in_class = True
-            if pattern[i + 1 : i + 2] == "]":
-                i += 1  # a literal ] first in the class
-        elif c == "(":
-            stack.append(i)
-        elif c == ")" and stack:
-            stack.pop()
-        i += 1
-    return stack[-1] if stack else None
 
 
 def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
@@ -210,7 +185,7 @@ def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
 def _is_binary(full: str) -> bool | None:
     try:
         with open(full, "rb") as f:
-            return b"\0" in f.read(BINARY_PROBE)
+            return is_binary(f.read(BINARY_PROBE))
     except OSError:
         return None
 
@@ -226,7 +201,8 @@ class RgBackend:
 
     # -- arguments ------------------------------------------------------------
 
-    def _args(self, ws, spec: Spec, deny_file: str | None, *, traverse: bool) -> list[str]:
+    def _args(self, scope: Scope, deny_file: str | None, *, traverse: bool) -> list[str]:
+        spec = scope.spec
         args = [self.exe, "--no-config", "--crlf", "--hidden"]
         if traverse:
             args += ["--no-ignore-dot", "-g", "!.git"]
@@ -236,7 +212,7 @@ class RgBackend:
                 args += ["--ignore-file", self._excludes]  # after the deny file: git's excludes win over its '!allow' lines
             if spec.include_ignored:
                 args += ["--no-ignore-vcs", "--no-ignore-exclude", "--no-ignore-global", "--no-ignore-parent"]
-            elif not ws.repo.is_git:
+            elif not scope.repo.is_git:
                 args.append("--no-require-git")
         if spec.ignore_case:
             args.append("-i")
@@ -246,12 +222,13 @@ class RgBackend:
             args.append("-U")
         return args
 
-    def _deny_file(self, ws) -> str | None:
+    def _deny_file(self, scope: Scope) -> str | None:
+        policy = scope.policy
         lines = []
-        for d in ws.policy.deny:
+        for d in policy.deny:
             lines += [d, f"!{d}/"]  # deny files by name; never a directory of that name
-        lines += [f"!{a}" for a in ws.policy.allow]
-        if not ws.policy.deny:
+        lines += [f"!{a}" for a in policy.allow]
+        if not policy.deny:
             return None
         import tempfile
 
@@ -315,9 +292,10 @@ class RgBackend:
 
     # -- the count pass ---------------------------------------------------------
 
-    def _counts(self, ws, spec: Spec, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool]:
+    def _counts(self, scope: Scope, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool]:
+        spec = scope.spec
         if spec.multiline:
-            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, ws.root)
+            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, scope.root)
             self._check(spec, err, code, out)
             lines: dict[str, set[int]] = {}
             for raw in out.split(b"\n"):
@@ -327,56 +305,49 @@ class RgBackend:
                     lines.setdefault(path, set()).update(m.line for m in parsed[2])
             counts = {p: len(s) for p, s in lines.items()}
         else:
-            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, ws.root)
+            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, scope.root)
             self._check(spec, err, code, out)
             counts = parse_count_output(out)
-        return counts, _skipped_from(err, str(ws.root) + os.sep), cut
+        return counts, _skipped_from(err, str(scope.root) + os.sep), cut
 
-    def count(self, ws, spec: Spec) -> Outcome:
+    def count(self, scope: Scope) -> Outcome:
+        spec, repo = scope.spec, scope.repo
         if spec.file is not None:
-            return self._count_file(ws, spec)
+            return self._count_file(scope)
         out = Outcome()
-        tracked: dict = {}
-        worker = None
-        self._excludes = configured_excludes(ws) if ws.repo.is_git else None
-        if ws.repo.is_git:
-            worker = threading.Thread(target=tracked_extras, args=(ws, spec, self._excludes, tracked), daemon=True)
-            worker.start()
-        if scope_ignored(ws, spec):  # rg would walk it (a named root is never ignored)
-            counts, skipped, cut = {}, [], False  # only its tracked files (found beside) are in the universe
-        else:
-            deny_file = self._deny_file(ws)
-            try:
-                targets = [] if spec.scope == "." else [spec.scope]
-                counts, skipped, cut = self._counts(ws, spec, self._args(ws, spec, deny_file, traverse=True), targets)
-            finally:
-                if deny_file:
-                    os.unlink(deny_file)
-        if worker is not None:
-            worker.join()
-            if "listing" in tracked:
-                spec.facts["tracked_listing"] = tracked["listing"]  # reused by an empty result's notice
+        self._excludes = configured_excludes(repo) if repo.is_git else None
+        with ThreadPoolExecutor(max_workers=1) as pool:
+            # git's side of the universe, listed while rg walks
+            extras = pool.submit(tracked_extras, scope, self._excludes) if repo.is_git else None
+            if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
+                counts, skipped, cut = {}, [], False  # only its tracked files (found beside) are in the universe
+            else:
+                deny_file = self._deny_file(scope)
+                try:
+                    targets = [] if spec.scope == "." else [spec.scope]
+                    counts, skipped, cut = self._counts(scope, self._args(scope, deny_file, traverse=True), targets)
+                finally:
+                    if deny_file:
+                        os.unlink(deny_file)
+            known = extras.result() if extras is not None else Extras()
+        scope.tracked_listing = known.listing  # reused by an empty result's notice
         keep = spec.keep
-        prefix = "" if spec.scope == "." else spec.scope + "/"
-        denied = denied_among(ws.policy, list(counts))  # rg was told not to read them; never trust, check
+        prefix = spec.prefix
+        denied = scope.denied_among(list(counts))  # rg was told not to read them; never trust, check
         if denied or prefix or spec.has_filters:
             counts = {p: n for p, n in counts.items() if p.startswith(prefix) and p not in denied and keep(p)}
         out.counts = counts
         out.skipped = skipped
         out.timed_out = cut
-        if "error" in tracked:
-            raise tracked["error"]
-        if "denied" in tracked:
-            out.denied = tracked["denied"]
-        extra = tracked.get("ignored_tracked") or []
-        if extra and not cut:
-            more = self._count_explicit(ws, spec, extra, out)
-            out.counts.update(more)
+        out.denied = known.denied
+        if known.ignored_tracked and not cut:
+            out.counts.update(self._count_explicit(scope, list(known.ignored_tracked), out))
         return out
 
-    def _count_explicit(self, ws, spec: Spec, paths: list[str], out: Outcome) -> dict[str, int]:
+    def _count_explicit(self, scope: Scope, paths: list[str], out: Outcome) -> dict[str, int]:
         """Search named files (rg searches those in 'binary' mode, so NUL is checked here)."""
-        root = str(ws.root) + os.sep
+        spec = scope.spec
+        root = str(scope.root) + os.sep
         text_files = []
         for p in paths:
             if spec.is_denied(p) or not spec.keep(p):
@@ -388,7 +359,7 @@ class RgBackend:
                 text_files.append(p)
         counts: dict[str, int] = {}
         for chunk in _chunks(text_files):
-            c, skipped, cut = self._counts(ws, spec, self._args(ws, spec, None, traverse=False), chunk)
+            c, skipped, cut = self._counts(scope, self._args(scope, None, traverse=False), chunk)
             counts.update(c)
             out.skipped += skipped
             if cut:
@@ -396,35 +367,37 @@ class RgBackend:
                 break
         return counts
 
-    def _count_file(self, ws, spec: Spec) -> Outcome:
+    def _count_file(self, scope: Scope) -> Outcome:
+        spec = scope.spec
         out = Outcome(binary=0, denied=0)
         path = spec.file
         if spec.is_denied(path) or not spec.keep(path):
             out.denied = int(spec.is_denied(path))
             return out
-        full = str(ws.root / path)
+        full = str(scope.root / path)
         b = _is_binary(full)
         if b is None:
             out.skipped.append(Skipped(path, "vanished" if not os.path.exists(full) else "unreadable"))
             return out
-        args = self._args(ws, spec, None, traverse=False)
+        args = self._args(scope, None, traverse=False)
         if b:
-            c, _, _ = self._counts(ws, spec, [*args, "--binary"], [path])
+            c, _, _ = self._counts(scope, [*args, "--binary"], [path])
             out.binary = int(bool(c))
             return out
-        out.counts, out.skipped, out.timed_out = self._counts(ws, spec, args, [path])
+        out.counts, out.skipped, out.timed_out = self._counts(scope, args, [path])
         return out
 
     # -- the page -----------------------------------------------------------------
 
-    def lines(self, ws, spec: Spec, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
+    def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
+        spec = scope.spec
         found: dict[str, list[Match]] = {}
         skipped: list[Skipped] = []
-        args = self._args(ws, spec, None, traverse=False)
+        args = self._args(scope, None, traverse=False)
         for chunk in _chunks(paths):
-            out, err, code, cut = self._run([*args, "--json", "-m", str(upto), "-e", spec.pattern, "--", *chunk], spec, ws.root)
+            out, err, code, cut = self._run([*args, "--json", "-m", str(upto), "-e", spec.pattern, "--", *chunk], spec, scope.root)
             self._check(spec, err, code, out)
-            skipped += _skipped_from(err, str(ws.root) + os.sep)
+            skipped += _skipped_from(err, str(scope.root) + os.sep)
             for raw in out.split(b"\n"):
                 parsed = parse_json_line(raw) if raw.strip() else None
                 if parsed and parsed[0] == "match":
@@ -435,23 +408,24 @@ class RgBackend:
             found[p] = sorted({m.line: m for m in found[p]}.values(), key=lambda m: m.line)[:upto]
         return found, skipped, False
 
-    def binary_matches(self, ws, spec: Spec) -> int | None:
+    def binary_matches(self, scope: Scope) -> int | None:
         """Binary files in scope containing a match: ``--binary -l`` minus the text matches."""
+        spec = scope.spec
         if spec.file is not None:
             return None
-        if scope_ignored(ws, spec):  # rg would walk it (a named root is never ignored)
+        if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
             return 0
-        deny_file = self._deny_file(ws)
+        deny_file = self._deny_file(scope)
         try:
             targets = [] if spec.scope == "." else [spec.scope]
-            args = [*self._args(ws, spec, deny_file, traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
-            out, _, _, cut = self._run(args, spec, ws.root)
+            args = [*self._args(scope, deny_file, traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
+            out, _, _, cut = self._run(args, spec, scope.root)
         finally:
             if deny_file:
                 os.unlink(deny_file)
         if cut:
             return None
-        root = str(ws.root) + os.sep
+        root = str(scope.root) + os.sep
         n = 0
         for raw in out.split(b"\0"):
             p = os.fsdecode(raw.strip(b"\n"))

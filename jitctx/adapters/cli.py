@@ -2,7 +2,7 @@
 
 Owns argv parsing, exit codes (0 found, 1 nothing found, 2 error) and the
 one place CLI errors are caught. ``jitctx --help`` imports none of tiktoken,
-gitpython or mcp: every heavy import happens inside a subcommand.
+tree-sitter or mcp: every heavy import happens inside a subcommand.
 """
 
 from __future__ import annotations
@@ -102,7 +102,8 @@ def build_parser() -> argparse.ArgumentParser:
 def _workspace(args):
     from ..workspace import Workspace
 
-    return Workspace(args.root)
+    repo = getattr(args, "prefetched", None)
+    return Workspace(repo=repo) if repo is not None else Workspace(args.root)
 
 
 def _from_cwd(ws, path: str) -> str:
@@ -197,7 +198,7 @@ def _cmd_watch(args) -> int:
     with ws:
         # the session's prefix runs to the working directory, as `jitctx preload` does
         ws.preload(_from_cwd(ws, "."))
-        events = ws.watch_events(timeout=args.timeout, poll=args.poll)
+        events = ws.watch(timeout=args.timeout, poll=args.poll)
         try:
             for event in events:
                 changed = changed or event["event"] in ("head_moved", "stale")
@@ -211,7 +212,8 @@ def _cmd_watch(args) -> int:
 def _cmd_context(args) -> int:
     import json
 
-    from ..assemble import check_budget, context_for_task
+    from ..assemble import check_budget
+    from ..context import context_for_task
 
     check_budget(args.budget)  # a bad budget fails before any work
     ws = _workspace(args)
@@ -269,7 +271,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.print_help(sys.stderr)
         return EXIT_ERROR
     if args.command == "glob":
-        _prefetch(args)
+        args.prefetched = _prefetch(args)
     from ..errors import JitctxError
 
     try:
@@ -295,20 +297,40 @@ def main(argv: list[str] | None = None) -> int:
         _error(f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it")
         return EXIT_ERROR
     finally:
-        if args.command == "glob":
-            from ..repo import drop_prefetched
+        repo = getattr(args, "prefetched", None)
+        if repo is not None:
+            repo.close()  # a listing nobody took (an error came first)
 
-            drop_prefetched()
 
-
-def _prefetch(args) -> None:
-    """glob lists the repository (or the folder it is given): start git on it before the rest of jitctx imports."""
+def _prefetch(args):
+    """glob lists the repository (or the folder it is given): start git on it
+    before the rest of jitctx imports (git starts ~14 ms sooner). Returns the
+    Repo holding the started listing, or ``None`` (a bad root or path is left
+    for the real call to report)."""
     if not args.pattern.strip():
-        return  # an error to report, nothing to list
-    from ..repo import glob_suffix, prefetch_listing
+        return None  # an error to report, nothing to list
+    from pathlib import Path
 
-    suffix = glob_suffix(args.pattern, args.ignore_case)
-    prefetch_listing(args.root, include_ignored=args.include_ignored, suffix=suffix, cwd=os.getcwd(), path=args.path)
+    from ..errors import JitctxError
+    from ..match import glob_suffix
+    from ..repo import Repo, find_root
+
+    try:
+        repo = Repo(find_root(args.root))
+    except (JitctxError, OSError, ValueError):
+        return None
+    here = Path(os.path.realpath(os.getcwd())) if repo.git is not None else repo.root
+    if not here.is_relative_to(repo.root):
+        here = repo.root
+    folder = Path(os.path.realpath(here / args.path))
+    if not folder.is_dir() or not folder.is_relative_to(repo.root):
+        return repo  # the real call reports it
+    under = "" if folder == repo.root else folder.relative_to(repo.root).as_posix()
+    try:
+        repo.prefetch(include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case), under=under)
+    except JitctxError:
+        pass
+    return repo
 
 
 def _error(message: str, hint: str | None) -> None:

@@ -175,23 +175,22 @@ def test_file_names_that_are_not_utf8(repo):
 
 
 def test_glob_leaves_no_git_process_behind_when_it_fails_after_starting_the_listing(repo, capsys, monkeypatch):
-    from jitctx import repo as repo_mod
+    from jitctx.repo import Repo
 
     started = []
-    real = repo_mod.prefetch_listing
+    real = Repo.prefetch
 
-    def spy(*a, **kw):
-        real(*a, **kw)
-        started.extend(listing.procs for listing in repo_mod._prefetched.values())
+    def spy(self, **kw):
+        real(self, **kw)
+        started.append(self._listing.procs)
 
-    monkeypatch.setattr(repo_mod, "prefetch_listing", spy)
+    monkeypatch.setattr(Repo, "prefetch", spy)
     code, out, err = run(capsys, "glob", "*.py", "--limit", "0", "--root", str(repo.root))
     assert code == 2 and "limit" in err
     assert started and all(p.returncode is not None for procs in started for p in procs)
-    assert repo_mod._prefetched == {}
     code, out, _ = run(capsys, "glob", "**/*.py", "--sort", "path", "--root", str(repo.root))
     assert code == 0 and "src/app.py" in out and "src/util/helpers.py" in out
-    assert repo_mod._prefetched == {}
+    assert len(started) == 2 and all(p.returncode is not None for procs in started for p in procs)
 
 
 def test_the_console_entry_flushes_everything_before_it_exits(repo):

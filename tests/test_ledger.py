@@ -11,7 +11,8 @@ import threading
 from pathlib import Path
 
 
-from jitctx.watch import MISSING, Delivery, Ledger, Refreshed, Seen, judge, observe
+from jitctx.ledger import MISSING, Delivery, Ledger, Seen, judge, observe
+from jitctx.workspace import Refreshed
 from jitctx.workspace import Workspace
 
 
@@ -182,7 +183,7 @@ def test_ledger_listeners_and_hash_cache(tmp_path, monkeypatch):
     assert [d.path for d in got] == ["a.md"]
     led.unlisten(got.append)
     hashed = []
-    import jitctx.watch as w
+    import jitctx.ledger as w
 
     real_hash = w.hash_file
     monkeypatch.setattr(w, "hash_file", lambda p: hashed.append(p) or real_hash(p))

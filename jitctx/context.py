@@ -1,4 +1,4 @@
-"""A window for a task: preload, evidence from the primitives, then assemble.
+"""``context_for_task``: a window for a task, from the preload, evidence and the assembler.
 
 Owns the simple relevance rule that turns a task into evidence (below) and
 wiring the Workspace into the assembler's sources. Does not own selection or
@@ -169,12 +169,12 @@ def context_for_task(
         # The session's current prefix: re-rendering it here would change the
         # prefix between refreshes (DESIGN section 7), settle stale reports
         # nobody saw and replace the arguments refresh() repeats.
-        pre = getattr(ws, "last_preload", None)
+        pre = ws.last_preload
         if pre is None:
             pre = ws.preload(cwd)
-        warnings.extend(f"preload: {w}" for w in getattr(pre, "warnings", ()) or ())
+        warnings.extend(f"preload: {w}" for w in pre.warnings)
         try:
-            stale = ws.stale() if callable(getattr(ws, "stale", None)) else ()
+            stale = ws.stale()
         except Exception as exc:  # advisory: the prefix is still delivered
             warnings.append(f"preload: could not check for stale files: {type(exc).__name__}: {exc}")
             stale = ()

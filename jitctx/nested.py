@@ -1,32 +1,33 @@
-"""Just-in-time instructions: nested instruction files, delivered once per session.
+"""Nested instruction files, delivered just in time, once per session.
 
 Owns the session record that hands a nested instruction file to the agent
 the first time a result shows a path under its directory (DESIGN section
 6): which directories the prefix already covers, what was delivered, and
-the cached directory -> instruction-file lookups. Does not own which file
-governs a directory or how it is read (``instructions``), the prefix
-(``preload``) or staleness (``watch``: deliveries go to the ledger).
+the cached directory -> instruction-file lookups. Returns what it delivered
+for the session's ledger; does not own which file governs a directory or how
+it is read (``instructions``), the prefix (``preload``) or staleness
+(``ledger``).
 """
 
 from __future__ import annotations
 
 import os
 import threading
-
-TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Any
+from collections.abc import Callable
 
 from .errors import QueryError
+from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
+from .ledger import Delivered
+from .policy import PathPolicy
 from .refs import mtime_of
-from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, cut_lines, pick_instruction
+from .tokens import Tokenizer, fit_lines
 
-__all__ = ["JIT_TOKENS", "JitInstructions"]
+__all__ = ["NESTED_TOKENS", "NestedInstructions"]
 
-JIT_TOKENS = 2000  # content cap for one just-in-time instruction file (head/tail results)
+NESTED_TOKENS = 2000  # content cap for one just-in-time instruction file (head/tail results)
 
 
-class JitInstructions:
+class NestedInstructions:
     """Delivers nested instruction files the first time a path under them is shown.
 
     The prefix's domain is the chain of directories from the root to the
@@ -35,11 +36,13 @@ class JitInstructions:
     directory's instruction file is delivered once per session, with content
     for head/tail and as a reference for glob/grep, root-most first. Directory
     lookups are cached and re-checked only when the directory's mtime
-    changes. Thread-safe.
+    changes. Thread-safe. ``tokenizer`` is called for the tokenizer when a
+    file's content must be priced (loading it is the caller's choice).
     """
 
-    def __init__(self, ws, fallbacks: tuple[str, ...] | list[str] = DEFAULT_FALLBACKS) -> None:
-        self.ws = ws
+    def __init__(self, policy: PathPolicy, tokenizer: Callable[[], Tokenizer], fallbacks: tuple[str, ...] | list[str] = DEFAULT_FALLBACKS) -> None:
+        self.policy = policy
+        self.tokenizer = tokenizer
         self.fallbacks = self._check(fallbacks)
         self._lock = threading.Lock()
         self._domain: set[str] = {"."}
@@ -51,7 +54,7 @@ class JitInstructions:
     def _check(self, fallbacks) -> tuple[str, ...]:
         names = check_fallbacks(fallbacks)
         for name in names:
-            if self.ws.policy.is_denied(name):
+            if self.policy.is_denied(name):
                 raise QueryError(f"fallback {name!r} is on the deny list", hint="instruction files are shown to the model; name a non-secret file such as 'CLAUDE.md'", field="fallbacks")
         return names
 
@@ -93,7 +96,7 @@ class JitInstructions:
             return sorted(self._done)
 
     def _find(self, d: str) -> Candidate | None:
-        real = self.ws.root / d
+        real = self.policy.root / d
         try:
             mtime = os.stat(real).st_mtime_ns
         except OSError:
@@ -101,14 +104,16 @@ class JitInstructions:
         hit = self._lookup.get(d)
         if hit is not None and hit[0] == mtime:
             return hit[1]
-        c = pick_instruction(self.ws.root, d, self.fallbacks, JIT_TOKENS, denied=self.ws.policy.is_denied).chosen
+        with self.policy.opener() as opener:
+            c = pick_instruction(opener, d, self.fallbacks, NESTED_TOKENS, denied=self.policy.is_denied).chosen
         self._lookup[d] = (mtime, c)
         return c
 
-    def on_paths(self, paths: list[str], *, content: bool) -> list[dict]:
-        """The ``instructions`` entries due for a result showing ``paths``."""
+    def on_paths(self, paths: list[str], *, content: bool) -> tuple[list[dict], list[Delivered]]:
+        """The ``instructions`` entries due for a result showing ``paths``, and
+        the files they deliver (for the session's ledger)."""
         if not paths:
-            return []
+            return [], []
         due: list[tuple[str, Candidate]] = []
         with self._lock:
             skip = self._domain | self._done
@@ -139,36 +144,34 @@ class JitInstructions:
                     self._by_path[c.path] = (d, c.identity)
                     due.append((d, c))
         if not due:
-            return []
-        head = self.ws.head_sha()
+            return [], []
         shown = set(paths) if content else ()
         out = []
+        delivered = []
         for d, c in due:
             if c.path not in shown:  # head/tail of the instruction file itself carries it already
                 out.append(self._entry(d, c, content))
-            self.ws.ledger.record(c.path, c.real, "instructions", head, named=self.ws.root / c.path)
-        return out
+            delivered.append(Delivered(c.path, c.real, "instructions", named=self.policy.root / c.path))
+        return out, delivered
 
     def _entry(self, d: str, c: Candidate, content: bool) -> dict:
-        entry: dict[str, Any] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": mtime_of(c.st)}  # type: ignore[union-attr]
-        if c.outside:
-            entry["warning"] = "symlink to a file outside the root"
+        entry: dict[str, object] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": mtime_of(c.st)}  # type: ignore[union-attr]
         if not content:
             return entry
         loaded = c.loaded
-        tok = self.ws.tokenizer
+        tok = self.tokenizer()
         lines = loaded.lines  # type: ignore[union-attr]
         full = "".join(line + "\n" for line in lines)
-        if loaded.complete and len(full) <= JIT_TOKENS * 64 and tok.count(full) <= JIT_TOKENS:  # type: ignore[union-attr]
+        if loaded.complete and len(full) <= NESTED_TOKENS * 64 and tok.count(full) <= NESTED_TOKENS:  # type: ignore[union-attr]
             entry["content"], entry["tokens"], entry["truncated"] = full, tok.count(full), False
         else:
+
             def render(k: int) -> str:
                 kept = "".join(line + "\n" for line in lines[:k])
                 of = f"of {len(lines):,}" if loaded.complete else f"of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-                on = "the rest is outside the root and cannot be read with head" if c.outside else f"read on with head path={c.path} start={k + 1}"
-                return kept + f"[… {c.path} cut to {JIT_TOKENS:,} tokens: kept lines 1-{k:,} {of}; {on}]\n"
+                return kept + f"[… {c.path} cut to {NESTED_TOKENS:,} tokens: kept lines 1-{k:,} {of}; read on with head path={c.path} start={k + 1}]\n"
 
-            k = cut_lines(tok, lines, JIT_TOKENS, render) or 0
+            k = fit_lines(tok.count, lines, NESTED_TOKENS, render) or 0
             text = render(k)
             entry["content"], entry["tokens"], entry["truncated"] = text, tok.count(text), True
         if loaded.replaced:  # type: ignore[union-attr]

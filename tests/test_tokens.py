@@ -4,7 +4,7 @@ import socket
 
 import pytest
 
-from jitctx.budget import TiktokenTokenizer, Tokenizer, get_tokenizer
+from jitctx.tokens import TiktokenTokenizer, Tokenizer, fit_lines, get_tokenizer
 from jitctx.errors import TokenizerError
 
 
@@ -55,3 +55,44 @@ def test_issue_2_an_encoding_not_bundled_is_refused_without_network(no_network, 
     with pytest.raises(TokenizerError, match="cannot load token encoding 'o200k_base' offline") as info:
         TiktokenTokenizer("o200k_base")
     assert "TIKTOKEN_CACHE_DIR" in info.value.hint
+
+
+class WordTokenizer:
+    """One token per whitespace-separated word; records the longest text counted."""
+
+    name = "words"
+
+    def __init__(self) -> None:
+        self.longest = 0
+        self.calls = 0
+
+    def count(self, text: str) -> int:
+        self.calls += 1
+        self.longest = max(self.longest, len(text))
+        return len(text.split())
+
+    def truncate(self, text: str, n: int) -> str:  # pragma: no cover - unused
+        return " ".join(text.split()[:n])
+
+
+def render_with(lines):
+    return lambda k: "".join(line + "\n" for line in lines[:k]) + f"[cut at {k}]\n"
+
+
+def test_cut_lines_keeps_the_most_whole_lines_that_fit():
+    lines = tuple(f"w{i} x y" for i in range(100))  # 3 tokens a line, marker 3 tokens
+    tok = WordTokenizer()
+    assert fit_lines(tok.count, lines, 33, render_with(lines)) == 10
+    assert fit_lines(tok.count, lines, 35, render_with(lines)) == 10
+    assert fit_lines(tok.count, lines, 36, render_with(lines)) == 11
+    assert fit_lines(tok.count, lines, 2, render_with(lines)) is None
+    assert fit_lines(tok.count, lines, 3, render_with(lines)) == 0
+    assert fit_lines(tok.count, lines, 10_000, render_with(lines)) == 100
+
+
+def test_cut_lines_on_a_huge_input_counts_only_text_near_the_fit():
+    lines = tuple(f"line {i} of many" for i in range(200_000))
+    tok = WordTokenizer()
+    k = fit_lines(tok.count, lines, 400, render_with(lines))
+    assert k == 99  # 4 tokens a line, 3 for the marker
+    assert tok.longest < 20_000 and tok.calls < 40

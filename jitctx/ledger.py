@@ -1,7 +1,8 @@
 """Staleness: what was delivered to the agent, and whether it changed since.
 
 Owns the ledger of delivered files (preload blocks, head/tail reads, just-in-
-time instructions) with their content hash and HEAD, and judging staleness by
+time instructions) with their content hash and HEAD, the :class:`Delivered`
+value a primitive returns for each file it showed, and judging staleness by
 content (a pure function, :func:`judge`; a file rewritten with the same bytes
 is not stale). Thread-safe. Does not own noticing changes as they happen
 (``watcher``), which HEAD counts as "moved" for a session, or refreshing the
@@ -16,11 +17,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
-if TYPE_CHECKING:  # pragma: no cover
-    from typing import Callable, Iterable
+from collections.abc import Callable, Iterable
 
-__all__ = ["MISSING", "Delivery", "Ledger", "Refreshed", "Seen", "hash_file", "judge", "observe", "stat_sig"]
+__all__ = ["MISSING", "Delivered", "Delivery", "Ledger", "Seen", "hash_file", "judge", "observe", "stat_sig"]
 
 HASH_LIMIT = 8 * 1024 * 1024  # larger files are judged by size, mtime, inode and ctime only
 RACY_NS = 2_000_000_000  # a file written this close to when it was hashed is re-hashed (coarse clocks)
@@ -63,6 +62,21 @@ class Seen:
 
 
 MISSING = Seen(False)
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """What a primitive showed the agent, for the session to record.
+
+    ``path``: repo-relative name as shown; ``real``: the file it resolved
+    to; ``kind``: preload | read | instructions; ``named``: the absolute
+    path as named when a symlink made it differ from ``real``.
+    """
+
+    path: str
+    real: Path
+    kind: str
+    named: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -161,6 +175,11 @@ class Ledger:
         self._seen: dict[str, Seen] = {}  # path -> last observation (a hash cache)
         self._listeners: list[Callable[[Delivery], None]] = []
 
+    def record_all(self, delivered: Iterable[Delivered], head: str | None) -> None:
+        """Record each of ``delivered`` at ``head`` (see :meth:`record`)."""
+        for d in delivered:
+            self.record(d.path, d.real, d.kind, head, named=d.named)
+
     def record(self, path: str, real: Path, kind: str, head: str | None, *, named: Path | None = None) -> None:
         """Note that ``path`` (resolved: ``real``) was delivered now, at ``head``.
 
@@ -216,11 +235,6 @@ class Ledger:
                 self._items.pop(p, None)
                 self._seen.pop(p, None)
 
-    def clear(self) -> None:
-        with self._lock:
-            self._items.clear()
-            self._seen.clear()
-
     def listen(self, fn: Callable[[Delivery], None]) -> None:
         with self._lock:
             self._listeners.append(fn)
@@ -233,25 +247,3 @@ class Ledger:
     def __len__(self) -> int:
         with self._lock:
             return len(self._items)
-
-
-@dataclass(frozen=True, slots=True)
-class Refreshed:
-    """What :meth:`jitctx.workspace.Workspace.refresh` did.
-
-    ``prefix_hash``: sha256 of the re-rendered prefix (``None`` if nothing was
-    ever preloaded); ``git_head``: HEAD at the refresh; ``cleared``: the stale
-    entries the refresh settled; ``preload``: the new prefix object (``.text``).
-    """
-
-    prefix_hash: str | None
-    git_head: str | None
-    cleared: tuple = ()
-    preload: object = None
-
-    @property
-    def text(self) -> str | None:
-        return getattr(self.preload, "text", None)
-
-    def to_event(self) -> dict:
-        return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}

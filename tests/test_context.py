@@ -8,10 +8,11 @@ import pytest
 from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
-from jitctx.assemble import AssembleConfig, Eviction, context_for_task
+from jitctx.assemble import AssembleConfig, Eviction
+from jitctx.context import context_for_task
 from jitctx.errors import QueryError
 from jitctx.refs import FileRef, LineRef, Result
-from jitctx.taskctx import DEFAULT_SYSTEM, task_keywords
+from jitctx.context import DEFAULT_SYSTEM, task_keywords
 from jitctx.workspace import Workspace
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")

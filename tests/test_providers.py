@@ -5,7 +5,7 @@ from __future__ import annotations
 from fakes_assemble import WordTokenizer
 
 from jitctx.assemble import AssembleConfig, assemble
-from jitctx.chat import TRIMMED_NOTE, anthropic_request, openai_messages
+from jitctx.providers import TRIMMED_NOTE, anthropic_request, openai_messages
 from jitctx.sources import Message, Source, ToolCall, history_sources, system_source, task_source
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
