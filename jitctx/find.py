@@ -9,45 +9,17 @@ from __future__ import annotations
 
 import os
 import stat as _stat
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from operator import itemgetter
 
 from .errors import JitctxError
 from .match import compile_glob, glob_suffix, has_glob_chars
 from .policy import PathPolicy
-from .query import check_bool, check_choice, check_count, check_pattern
+from .query import FindQuery
 from .refs import FileRef, Result, file_ref
 from .repo import Repo
 
-__all__ = ["FindQuery", "SORTS", "find"]
-
-SORTS = ("mtime", "path", "size")
-
-
-@dataclass(frozen=True, slots=True)
-class FindQuery:
-    """Validated glob input."""
-
-    pattern: str
-    path: str = "."
-    sort: str = "mtime"
-    limit: int = 100
-    include_ignored: bool = False
-    ignore_case: bool = False
-
-    @classmethod
-    def make(cls, pattern: object, path: object = ".", sort: object = "mtime", limit: object = 100, include_ignored: object = False, ignore_case: object = False) -> "FindQuery":
-        pat = check_pattern(pattern).strip()
-        if pat.startswith("./"):
-            pat = pat[2:]
-        return cls(
-            pat,
-            path if path is not None else ".",  # type: ignore[arg-type]
-            check_choice("sort", sort, SORTS),
-            check_count("limit", limit)[0],
-            check_bool("include_ignored", include_ignored),
-            check_bool("ignore_case", ignore_case),
-        )
+__all__ = ["find"]
 
 
 def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None]:

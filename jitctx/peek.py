@@ -17,36 +17,19 @@ from typing import BinaryIO
 from .errors import PathError
 from .ledger import Delivered
 from .policy import PathPolicy
-from .query import check_count
+from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Excerpt, Result, mtime_of
 from .render import render_text, slim_instructions
 from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from .tokens import fit_lines
 
-__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "PeekQuery", "Span", "add_read_on", "fit_excerpt", "peek", "read_head", "read_tail"]
+__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "fit_excerpt", "peek", "read_head", "read_tail"]
 
-MAX_LINES = 2000
 MAX_LINE_CHARS = 2000
 COUNT_LIMIT = 8 * 1024 * 1024  # above this, tail (and head) do not count every line
 _CHUNK = 64 * 1024
 _LINE_BYTES = MAX_LINE_CHARS * 4 + 4  # enough bytes for 2,000 chars of UTF-8
-
-
-@dataclass(frozen=True, slots=True)
-class PeekQuery:
-    """Validated head/tail input. ``n`` above 2,000 is clamped with a notice."""
-
-    path: str
-    n: int = 100
-    start: int = 1
-    notice: str | None = None
-
-    @classmethod
-    def make(cls, path: str, n: object = 100, start: object = 1) -> "PeekQuery":
-        count, notice = check_count("n", n, maximum=MAX_LINES, clamp=True)
-        first, _ = check_count("start", start)
-        return cls(path, count, first, notice)
 
 
 @dataclass(frozen=True, slots=True)
@@ -184,13 +167,14 @@ def read_tail(f: BinaryIO, path: str, size: int, n: int) -> Span:
     return Span(lines, total - len(lines) + 1, total, replaced, cut)
 
 
-def peek(repo: Repo, policy: PathPolicy, tool: str, q: PeekQuery) -> tuple[Result, Delivered]:
+def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Result, Delivered]:
     """Run head or tail: the excerpt with its notices, and the file it delivered.
 
     The file is opened through the policy's opener after the path is checked:
     what is read is the file that was checked (a symlink swapped in since is
     refused), and its size and mtime are the opened file's.
     """
+    tool = "head" if isinstance(q, HeadQuery) else "tail"
     target = policy.resolve(q.path, want="file")
     try:
         with policy.opener() as opener:
@@ -203,7 +187,7 @@ def peek(repo: Repo, policy: PathPolicy, tool: str, q: PeekQuery) -> tuple[Resul
         raise PathError(f"path {q.path!r} cannot be read: {exc.strerror}", path=q.path, reason="unreadable") from None
     size = st.st_size
     with f:
-        span = read_head(f, target.path, size, q.n, q.start) if tool == "head" else read_tail(f, target.path, size, q.n)
+        span = read_head(f, target.path, size, q.n, q.start) if isinstance(q, HeadQuery) else read_tail(f, target.path, size, q.n)
     content = "".join(line + "\n" for line in span.lines)
     end = span.start_line + len(span.lines) - 1 if span.start_line is not None else None
     excerpt = Excerpt(target.path, size, mtime_of(st), span.start_line, end, span.total_lines, content, ignored=repo.is_ignored(target.path), replaced=span.replaced)
@@ -212,9 +196,9 @@ def peek(repo: Repo, policy: PathPolicy, tool: str, q: PeekQuery) -> tuple[Resul
         res.add_notice(q.notice)
     if not span.lines and span.total_lines == 0:
         res.add_notice(f"{target.path} is empty: nothing to read.")
-    elif tool == "head" and not span.lines and span.total_lines is not None and q.start > span.total_lines:
+    elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is not None and q.start > span.total_lines:
         res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
-    elif tool == "head" and not span.lines and span.total_lines is None:
+    elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is None:
         res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
     if span.total_lines is None and span.lines:
         if tool == "tail":

@@ -1,14 +1,51 @@
-"""Validation shared by every Query: counts, patterns, choices, flags.
+"""Queries: each primitive's parameters, defined once, and their validation.
 
-Owns turning loosely typed adapter input into checked values, with errors
-that name the bad value and say what to pass instead. No I/O.
+Owns the frozen Query values (``FindQuery`` for glob, ``SearchQuery`` for
+grep, ``HeadQuery``, ``TailQuery``) and the one place each parameter is
+defined: its type, default, bounds, one-line description and command-line
+flags live on the dataclass field (:func:`arg`). The Python API validates
+through :meth:`Query.make`, the tool schemas and their argument checks
+(``adapters/tools``) and the CLI's options (``adapters/cli``) are derived
+from the same fields. Also the shared ``check_*`` rules for loosely typed
+input, with errors that name the bad value. No I/O.
 """
 
 from __future__ import annotations
 
+import math
+from dataclasses import MISSING, dataclass, field, fields
+
 from .errors import QueryError
 
-__all__ = ["check_bool", "check_choice", "check_count", "check_pattern", "check_tokens"]
+__all__ = [
+    "MAX_TOKENS",
+    "Arg",
+    "FindQuery",
+    "HeadQuery",
+    "Param",
+    "Query",
+    "SearchQuery",
+    "TailQuery",
+    "arg",
+    "check_bool",
+    "check_choice",
+    "check_count",
+    "check_pattern",
+    "check_tokens",
+    "params",
+]
+
+SORTS = ("mtime", "path", "size")
+MODES = ("files", "content", "count")
+BACKENDS = ("auto", "rg", "python")
+MAX_LINES = 2000  # head/tail lines
+MAX_LIMIT = 10_000  # grep results a page
+MAX_CONTEXT = 100
+MAX_TIMEOUT = 600.0
+DEFAULT_TIMEOUT = 20.0
+
+
+# -- the shared rules ---------------------------------------------------------------
 
 
 def check_count(name: str, value: object, *, minimum: int = 1, maximum: int | None = None, clamp: bool = False, hint: str | None = None) -> tuple[int, str | None]:
@@ -53,3 +90,254 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise QueryError(f"{name} must be one of {', '.join(choices)}; got {value!r}", field=name)
     return value  # type: ignore[return-value]
+
+
+# -- parameter definitions ------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class Arg:
+    """How one parameter is described and bounded on every surface.
+
+    ``doc``: the one-line description (tool schema and CLI help). ``flags``:
+    the CLI's option strings; none makes it a positional argument.
+    ``minimum``/``maximum`` bound the value (above the maximum: clamped with
+    a notice when ``clamp``, else an error); ``schema_minimum``/
+    ``schema_maximum`` are the tool schema's bounds where they are tighter.
+    ``choices``: the allowed strings. ``tool``/``cli``: whether the surface
+    offers it. ``metavar``: the CLI's placeholder.
+    """
+
+    doc: str
+    flags: tuple[str, ...] = ()
+    minimum: float | None = None
+    maximum: float | None = None
+    clamp: bool = False
+    schema_minimum: int | None = None
+    schema_maximum: int | None = None
+    choices: tuple[str, ...] = ()
+    tool: bool = True
+    cli: bool = True
+    metavar: str | None = None
+
+
+def arg(doc: str, default: object = MISSING, **kw: object):
+    """A Query field with its :class:`Arg` (see there for the keywords)."""
+    meta = {"arg": Arg(doc, **kw)}  # type: ignore[arg-type]
+    return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
+
+
+@dataclass(frozen=True, slots=True)
+class Param:
+    """One parameter as the surfaces see it: ``kind`` is ``str``, ``int``,
+    ``float``, ``bool`` or ``strs`` (a list of strings); ``nullable`` means
+    ``None`` is a value of its own (not just "the default")."""
+
+    name: str
+    kind: str
+    default: object
+    required: bool
+    nullable: bool
+    arg: Arg
+
+
+_KINDS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "tuple[str, ...]": "strs"}
+
+
+def params(cls: type) -> tuple[Param, ...]:
+    """The parameters of a Query class, in field order (cached on the class)."""
+    cached = cls.__dict__.get("_params_cache")
+    if cached is not None:
+        return cached
+    out = []
+    for f in fields(cls):
+        a = f.metadata.get("arg")
+        if a is None:
+            continue
+        kind = str(f.type).replace(" | None", "")
+        out.append(Param(f.name, _KINDS[kind], None if f.default is MISSING else f.default, f.default is MISSING, str(f.type).endswith("| None"), a))
+    result = tuple(out)
+    type.__setattr__(cls, "_params_cache", result)
+    return result
+
+
+MAX_TOKENS = Param(
+    "max_tokens", "int", None, False, False,
+    Arg("cap on the rendered result", ("--max-tokens",), minimum=1, schema_minimum=200, schema_maximum=50_000, metavar="N"),
+)  # fmt: skip
+
+
+class Query:
+    """Validation shared by every Query: ``make`` checks each field by its kind
+    and bounds, then ``_checked`` (per query) applies rules across fields."""
+
+    __slots__ = ()
+
+    @classmethod
+    def make(cls, **values: object):
+        """A checked Query from loosely typed values; bad input raises ``QueryError``
+        naming it. Unknown names are refused."""
+        known = {p.name: p for p in params(cls)}
+        unknown = sorted(set(values) - set(known))
+        if unknown:
+            raise QueryError(f"unknown argument{'s' if len(unknown) > 1 else ''} {', '.join(map(repr, unknown))}", hint=f"pass {', '.join(known)}", field=unknown[0])
+        checked: dict[str, object] = {}
+        notices: list[str] = []
+        for p in known.values():
+            if p.name in values:
+                value = values[p.name]
+            elif p.required:
+                raise QueryError(f"missing required argument {p.name!r}", hint=f"pass {p.name} ({p.arg.doc})", field=p.name)
+            else:
+                value = p.default
+            checked[p.name], notice = _check(p, value)
+            if notice:
+                notices.append(notice)
+        return cls._checked(checked, " ".join(notices) or None)  # type: ignore[attr-defined]
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None):
+        return cls(**values)
+
+
+def _check(p: Param, value: object) -> tuple[object, str | None]:
+    a = p.arg
+    if value is None and (p.nullable or p.default is None):
+        return None, None
+    if value is None and p.kind in ("str", "strs") and not p.required:  # no path given: the default
+        return p.default, None
+    if p.kind == "bool":
+        return check_bool(p.name, value), None
+    if p.kind == "int":
+        lo = int(a.minimum) if a.minimum is not None else 0
+        hi = int(a.maximum) if a.maximum is not None else None
+        return check_count(p.name, value, minimum=lo, maximum=hi, clamp=a.clamp)
+    if p.kind == "float":
+        lo = a.minimum if a.minimum is not None else 0.0
+        hi = a.maximum if a.maximum is not None else math.inf
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value <= hi:
+            raise QueryError(f"{p.name} must be a number of seconds in ({lo:g}, {hi:g}], got {value!r}", hint=f"pass {p.name}={p.default:g}", field=p.name)
+        return float(value), None
+    if p.kind == "strs":
+        return _strs(p, value), None
+    if a.choices:
+        return check_choice(p.name, value, a.choices), None
+    if not isinstance(value, str):
+        raise QueryError(f"{p.name} must be a string, got {value!r}", hint=f"pass {p.name} as text ({a.doc})", field=p.name)
+    return value, None
+
+
+def _strs(p: Param, value: object) -> tuple[str, ...]:
+    if value is None:
+        return ()
+    if isinstance(value, str):
+        value = (value,)
+    if not isinstance(value, (list, tuple)):
+        raise QueryError(f"{p.name} must be a list of strings, got {value!r}", hint=f"pass {p.name}=['*.py'] ('!GLOB' excludes)", field=p.name)
+    return tuple(value)
+
+
+# -- the queries ----------------------------------------------------------------------
+
+
+@dataclass(frozen=True, slots=True)
+class FindQuery(Query):
+    """Validated glob input."""
+
+    pattern: str = arg("glob; '*' stays in one folder, '**/' spans folders")
+    path: str = arg("folder to search, repo-relative", ".")
+    sort: str = arg("mtime (newest first), path, or size", "mtime", flags=("--sort",), choices=SORTS)
+    limit: int = arg("most files to list", 100, flags=("--limit",), minimum=1, schema_maximum=1000, metavar="N")
+    include_ignored: bool = arg("also list git-ignored files", False, flags=("--include-ignored",))
+    ignore_case: bool = arg("match case-insensitively", False, flags=("-i", "--ignore-case"))
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> FindQuery:
+        pattern = check_pattern(values["pattern"]).strip()
+        values["pattern"] = pattern[2:] if pattern.startswith("./") else pattern
+        return cls(**values)
+
+
+@dataclass(frozen=True, slots=True)
+class SearchQuery(Query):
+    """Validated grep input. ``notice`` carries a clamp message.
+
+    ``context`` sets both ``before`` and ``after`` unless those are given.
+    Whitespace is a valid pattern; the empty string is not.
+    """
+
+    pattern: str = arg("regex, or literal text with fixed_strings")
+    path: str = arg("folder or file to search, repo-relative", ".")
+    glob: tuple[str, ...] = arg("only files matching these globs; '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
+    ignore_case: bool = arg("case-insensitive match", False, flags=("-i", "--ignore-case"))
+    fixed_strings: bool = arg("pattern is literal text", False, flags=("-F", "--fixed-strings"))
+    multiline: bool = arg("let matches span lines", False, flags=("-U", "--multiline"))
+    before: int = arg("context lines before each match (content mode)", 0, flags=("-B", "--before"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
+    after: int = arg("context lines after each match (content mode)", 0, flags=("-A", "--after"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
+    context: int | None = arg("context lines before and after", None, flags=("-C", "--context"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
+    mode: str = arg("files, content, or count", "files", flags=("--mode",), choices=MODES)
+    limit: int = arg("most results to show", 100, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=1000, metavar="N")
+    offset: int = arg("results to skip (paging)", 0, flags=("--offset",), minimum=0, schema_maximum=1_000_000, metavar="N")
+    include_ignored: bool = arg("also search git-ignored files", False, flags=("--include-ignored",))
+    backend: str = arg("search engine; auto is rg when present, else python", "auto", flags=("--backend",), choices=BACKENDS, tool=False)
+    timeout: float = arg("time cap; past it, partial results marked truncated", DEFAULT_TIMEOUT, flags=("--timeout",), minimum=0.0, maximum=MAX_TIMEOUT, tool=False, metavar="SECONDS")
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> SearchQuery:
+        from .match import compile_glob
+
+        pattern = values["pattern"]
+        if not isinstance(pattern, str):
+            raise QueryError(f"pattern must be a string, got {pattern!r}", hint="pass a regex such as 'def main'", field="pattern")
+        if pattern == "":
+            raise QueryError("pattern is empty", hint="pass a non-empty regex, e.g. pattern='TODO'", field="pattern", value=pattern)
+        if "\0" in pattern:
+            raise QueryError("pattern contains a NUL byte", hint="binary files are not searched; pass a text pattern", field="pattern")
+        if "\n" in pattern and not values["multiline"]:
+            raise QueryError(
+                f"pattern {pattern!r} contains a line break, which never matches line by line",
+                hint="pass multiline=true to let matches span lines",
+                field="pattern",
+                pattern=pattern,
+            )
+        globs = []
+        for g in values["glob"]:
+            if not isinstance(g, str) or not g.strip() or g.strip() == "!":
+                raise QueryError(f"glob filter {g!r} is empty or not a string", hint="pass gitignore-style globs such as '*.py' or '!tests/**'", field="glob", pattern=g)
+            g = g.strip()
+            compile_glob(g[1:] if g.startswith("!") else g)  # raises QueryError naming the glob
+            globs.append(g)
+        values["glob"] = tuple(globs)
+        context = values.pop("context")
+        if context is not None:
+            values["before"] = values["before"] or context
+            values["after"] = values["after"] or context
+        return cls(**values, notice=notice)
+
+
+@dataclass(frozen=True, slots=True)
+class HeadQuery(Query):
+    """Validated head input. ``n`` above 2,000 is clamped with a notice."""
+
+    path: str = arg("file to read, repo-relative")
+    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, schema_maximum=MAX_LINES, metavar="N")
+    start: int = arg("first line to show, 1-based", 1, flags=("--start",), minimum=1, schema_maximum=100_000_000, metavar="LINE")
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> HeadQuery:
+        return cls(**values, notice=notice)
+
+
+@dataclass(frozen=True, slots=True)
+class TailQuery(Query):
+    """Validated tail input. ``n`` above 2,000 is clamped with a notice."""
+
+    path: str = arg("file to read, repo-relative")
+    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, schema_maximum=MAX_LINES, metavar="N")
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> TailQuery:
+        return cls(**values, notice=notice)

@@ -93,8 +93,6 @@ def render_item(item: object, now: float | None = None) -> str:
         return _line_ref(item)
     if isinstance(item, FileRef):
         return _ref_line(item, now)
-    if hasattr(item, "render_text"):
-        return item.render_text()
     return json.dumps(item, ensure_ascii=False)
 
 

@@ -15,139 +15,20 @@ from __future__ import annotations
 import os
 import stat as _stat
 import time
-from dataclasses import dataclass, field
 
 from ._backends import Spec, pick_backend
 from ._backends.scope import Scope
 from .errors import PathError, QueryError
 from .match import compile_glob
 from .policy import Opener, PathPolicy
-from .query import check_bool, check_choice, check_count
+from .query import SearchQuery
 from .refs import LineRef, Result, Skipped, file_ref, mtime_of
 from .repo import Repo
 from .text import clean_line, decode, split_lines
 
-__all__ = ["LONG_LINE", "MODES", "SearchQuery", "around_match", "search"]
+__all__ = ["LONG_LINE", "around_match", "search"]
 
-MODES = ("files", "content", "count")
-MAX_LIMIT = 10_000
-MAX_CONTEXT = 100
 LONG_LINE = 500  # chars; longer lines are shown as a window around the match
-DEFAULT_TIMEOUT = 20.0
-MAX_TIMEOUT = 600.0
-
-
-@dataclass(frozen=True, slots=True)
-class SearchQuery:
-    """Validated grep input (see ``make``). ``notice`` carries a clamp message."""
-
-    pattern: str
-    path: str = "."
-    glob: tuple[str, ...] = ()
-    ignore_case: bool = False
-    fixed_strings: bool = False
-    multiline: bool = False
-    before: int = 0
-    after: int = 0
-    mode: str = "files"
-    limit: int = 100
-    offset: int = 0
-    include_ignored: bool = False
-    backend: str = "auto"
-    timeout: float = DEFAULT_TIMEOUT
-    notice: str | None = field(default=None, compare=False)
-
-    @classmethod
-    def make(
-        cls,
-        pattern: object,
-        path: object = ".",
-        *,
-        glob: object = (),
-        ignore_case: object = False,
-        fixed_strings: object = False,
-        multiline: object = False,
-        before: object = 0,
-        after: object = 0,
-        context: object = None,
-        mode: object = "files",
-        limit: object = 100,
-        offset: object = 0,
-        include_ignored: object = False,
-        backend: object = "auto",
-        timeout: object = DEFAULT_TIMEOUT,
-    ) -> "SearchQuery":
-        """Check every value; bad input raises ``QueryError`` naming it.
-
-        ``context`` sets both ``before`` and ``after`` unless those are given.
-        Whitespace is a valid pattern; the empty string is not.
-        """
-        from ._backends import BACKENDS
-
-        if not isinstance(pattern, str):
-            raise QueryError(f"pattern must be a string, got {pattern!r}", hint="pass a regex such as 'def main'", field="pattern")
-        if pattern == "":
-            raise QueryError("pattern is empty", hint="pass a non-empty regex, e.g. pattern='TODO'", field="pattern", value=pattern)
-        if "\0" in pattern:
-            raise QueryError("pattern contains a NUL byte", hint="binary files are not searched; pass a text pattern", field="pattern")
-        fixed = check_bool("fixed_strings", fixed_strings)
-        multi = check_bool("multiline", multiline)
-        if "\n" in pattern and not multi:
-            raise QueryError(
-                f"pattern {pattern!r} contains a line break, which never matches line by line",
-                hint="pass multiline=true to let matches span lines",
-                field="pattern",
-                pattern=pattern,
-            )
-        if path is None:
-            path = "."
-        if not isinstance(path, str):
-            raise QueryError(f"path must be a string, got {path!r}", hint="pass a repo-relative directory or file such as 'src'", field="path")
-        globs = _check_globs(glob)
-        b = check_count("before", before, minimum=0, maximum=MAX_CONTEXT)[0]
-        a = check_count("after", after, minimum=0, maximum=MAX_CONTEXT)[0]
-        if context is not None:
-            c = check_count("context", context, minimum=0, maximum=MAX_CONTEXT)[0]
-            b = b or c
-            a = a or c
-        lim, notice = check_count("limit", limit, maximum=MAX_LIMIT, clamp=True)
-        off = check_count("offset", offset, minimum=0)[0]
-        if isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or not 0 < timeout <= MAX_TIMEOUT:
-            raise QueryError(f"timeout must be a number of seconds in (0, {MAX_TIMEOUT:g}], got {timeout!r}", hint="pass timeout=20", field="timeout")
-        return cls(
-            pattern,
-            path,
-            globs,
-            check_bool("ignore_case", ignore_case),
-            fixed,
-            multi,
-            b,
-            a,
-            check_choice("mode", mode, MODES),
-            lim,
-            off,
-            check_bool("include_ignored", include_ignored),
-            check_choice("backend", backend, BACKENDS),
-            float(timeout),
-            notice,
-        )
-
-
-def _check_globs(glob: object) -> tuple[str, ...]:
-    if glob is None:
-        return ()
-    if isinstance(glob, str):
-        glob = (glob,)
-    if not isinstance(glob, (list, tuple)):
-        raise QueryError(f"glob must be a list of strings, got {glob!r}", hint="pass glob=['*.py'] ('!GLOB' excludes)", field="glob")
-    out = []
-    for g in glob:
-        if not isinstance(g, str) or not g.strip() or g.strip() == "!":
-            raise QueryError(f"glob filter {g!r} is empty or not a string", hint="pass gitignore-style globs such as '*.py' or '!tests/**'", field="glob", pattern=g)
-        g = g.strip()
-        compile_glob(g[1:] if g.startswith("!") else g)  # raises QueryError naming the glob
-        out.append(g)
-    return tuple(out)
 
 
 def _keep(globs: tuple[str, ...], prefix: str):

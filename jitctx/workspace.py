@@ -16,7 +16,7 @@ from dataclasses import dataclass, replace
 from .ledger import Ledger
 from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
-from .query import check_tokens
+from .query import FindQuery, HeadQuery, SearchQuery, TailQuery, check_tokens
 from .refs import Result
 from .repo import Repo, find_root
 from .tokens import DEFAULT_ENCODING, Tokenizer
@@ -75,40 +75,29 @@ class Workspace:
 
     # -- primitives -----------------------------------------------------------
 
-    def glob(
-        self,
-        pattern: str,
-        path: str = ".",
-        *,
-        sort: str = "mtime",
-        limit: int = 100,
-        include_ignored: bool = False,
-        ignore_case: bool = False,
-        max_tokens: int | None = None,
-    ) -> Result:
-        """Files matching a gitignore-style ``pattern`` under ``path``, as references."""
-        from .find import FindQuery, find
+    def glob(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
+        """Files matching a gitignore-style ``pattern`` under ``path``, as references.
 
-        q = FindQuery.make(pattern, path, sort, limit, include_ignored, ignore_case)
-        res, paths = find(self.repo, self.policy, q)
+        ``options``: the other fields of :class:`jitctx.query.FindQuery`
+        (``sort``, ``limit``, ``include_ignored``, ``ignore_case``).
+        """
+        from .find import find
+
+        res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
 
     def head(self, path: str, n: int = 100, *, start: int = 1, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000)."""
-        from .peek import PeekQuery
-
-        return self._peek("head", PeekQuery.make(path, n, start), max_tokens)
+        return self._peek(HeadQuery.make(path=path, n=n, start=start), max_tokens)
 
     def tail(self, path: str, n: int = 100, *, max_tokens: int | None = None) -> Result:
         """The last ``n`` lines of a text file, read from the end."""
-        from .peek import PeekQuery
+        return self._peek(TailQuery.make(path=path, n=n), max_tokens)
 
-        return self._peek("tail", PeekQuery.make(path, n), max_tokens)
-
-    def _peek(self, tool: str, q, max_tokens: int | None) -> Result:
+    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None) -> Result:
         from .peek import add_read_on, fit_excerpt, peek
 
-        res, delivered = peek(self.repo, self.policy, tool, q)
+        res, delivered = peek(self.repo, self.policy, q)
         head = self.head_sha()
         self.ledger.record_all([delivered], head)
         self._fill(res, [delivered.path], content=True, head=head)
@@ -119,35 +108,17 @@ class Workspace:
         add_read_on(res)
         return res
 
-    def grep(
-        self,
-        pattern: str,
-        path: str = ".",
-        *,
-        glob: list[str] | tuple[str, ...] = (),
-        ignore_case: bool = False,
-        fixed_strings: bool = False,
-        multiline: bool = False,
-        before: int = 0,
-        after: int = 0,
-        context: int | None = None,
-        mode: str = "files",
-        limit: int = 100,
-        offset: int = 0,
-        include_ignored: bool = False,
-        backend: str = "auto",
-        timeout: float = 20.0,
-        max_tokens: int | None = None,
-    ) -> Result:
-        """Search file contents (ripgrep regex syntax) under ``path``."""
-        from .search import SearchQuery, search
+    def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
+        """Search file contents (ripgrep regex syntax) under ``path``.
 
-        q = SearchQuery.make(
-            pattern, path, glob=glob, ignore_case=ignore_case, fixed_strings=fixed_strings, multiline=multiline,
-            before=before, after=after, context=context, mode=mode, limit=limit, offset=offset,
-            include_ignored=include_ignored, backend=backend, timeout=timeout,
-        )  # fmt: skip
-        res, paths = search(self.repo, self.policy, q)
+        ``options``: the other fields of :class:`jitctx.query.SearchQuery`
+        (``glob``, ``ignore_case``, ``fixed_strings``, ``multiline``,
+        ``before``/``after``/``context``, ``mode``, ``limit``, ``offset``,
+        ``include_ignored``, ``backend``, ``timeout``).
+        """
+        from .search import search
+
+        res, paths = search(self.repo, self.policy, SearchQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first

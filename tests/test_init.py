@@ -6,8 +6,13 @@ import sys
 import jitctx
 
 
-def test_all_is_sorted_and_resolves():
-    assert jitctx.__all__ == sorted(jitctx.__all__)
+def test_the_public_api_is_what_dir_shows_and_every_name_resolves():
+    assert jitctx.__all__ == [
+        "AssembleConfig", "BackendError", "Context", "Excerpt", "FileRef", "JitctxError", "LineRef", "Message",
+        "PathError", "Preload", "PreloadFile", "QueryError", "Refreshed", "RepoError", "Result", "Skipped", "Source",
+        "TokenizerError", "ToolCall", "Workspace", "__version__", "assemble", "context_for_task",
+    ]  # fmt: skip
+    assert dir(jitctx) == jitctx.__all__  # no helpers (annotations, importlib) leak in
     for name in jitctx.__all__:
         assert getattr(jitctx, name) is not None
 

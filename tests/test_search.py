@@ -21,60 +21,9 @@ from jitctx._backends import rg as rg_mod
 from jitctx._backends.py import PythonBackend, compile_pattern
 from jitctx._backends.scope import Scope
 from jitctx.adapters import cli
-from jitctx.search import SearchQuery, around_match
+from jitctx.search import around_match
 
 ROOT = Path(__file__).resolve().parent.parent
-
-# -- SearchQuery ---------------------------------------------------------------------
-
-
-def test_query_defaults():
-    q = SearchQuery.make("x")
-    assert q == SearchQuery("x", ".", (), False, False, False, 0, 0, "files", 100, 0, False, "auto", 20.0)
-
-
-@pytest.mark.parametrize(
-    "kwargs, message",
-    [
-        ({"pattern": ""}, "pattern is empty"),
-        ({"pattern": 3}, "pattern must be a string, got 3"),
-        ({"pattern": "a\nb"}, "pattern 'a\\nb' contains a line break, which never matches line by line"),
-        ({"mode": "lines"}, "mode must be one of files, content, count; got 'lines'"),
-        ({"limit": 0}, "limit must be at least 1, got 0"),
-        ({"limit": True}, "limit must be an integer, got True"),
-        ({"offset": -1}, "offset must be at least 0, got -1"),
-        ({"before": 101}, "before must be at most 100, got 101"),
-        ({"context": "2"}, "context must be an integer, got '2'"),
-        ({"backend": "grep"}, "backend must be one of auto, rg, python; got 'grep'"),
-        ({"timeout": 0}, "timeout must be a number of seconds in (0, 600], got 0"),
-        ({"glob": ["\\"]}, "invalid glob '\\\\': it ends with a lone backslash"),
-        ({"glob": [""]}, "glob filter '' is empty or not a string"),
-        ({"ignore_case": "yes"}, "ignore_case must be true or false, got 'yes'"),
-        ({"path": 5}, "path must be a string, got 5"),
-    ],
-)
-def test_query_rejects_bad_values(kwargs, message):
-    pattern = kwargs.pop("pattern", "x")
-    with pytest.raises(QueryError) as exc:
-        SearchQuery.make(pattern, **kwargs)
-    assert exc.value.message == message
-
-
-def test_query_whitespace_pattern_is_valid_and_context_fills_both_sides():
-    q = SearchQuery.make("  ", context=2, after=5)
-    assert (q.pattern, q.before, q.after) == ("  ", 2, 5)
-
-
-def test_query_limit_is_clamped_with_a_notice():
-    q = SearchQuery.make("x", limit=50_000)
-    assert q.limit == 10_000
-    assert q.notice == "limit=50000 is above the maximum; clamped to 10,000."
-
-
-def test_query_multiline_allows_line_breaks_and_glob_string_is_one_glob():
-    q = SearchQuery.make("a\nb", multiline=True, glob="*.py")
-    assert q.glob == ("*.py",)
-
 
 # -- text shaping ------------------------------------------------------------------------
 

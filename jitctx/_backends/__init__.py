@@ -25,10 +25,7 @@ from ..refs import Skipped
 if TYPE_CHECKING:
     from .scope import Scope
 
-__all__ = ["BACKENDS", "Match", "Outcome", "SearchBackend", "Spec", "pick_backend", "unclosed_group"]
-
-BACKENDS = ("auto", "rg", "python")
-
+__all__ = ["Match", "Outcome", "SearchBackend", "Spec", "pick_backend", "unclosed_group"]
 
 @dataclass(frozen=True, slots=True)
 class Spec:

@@ -28,6 +28,37 @@ def _max_tokens(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens, cut at whole items (default: no cap)")
 
 
+_CLI_TYPES = {"int": int, "float": float, "str": str}
+
+
+def _query_options(p: argparse.ArgumentParser, query: type) -> None:
+    """The options of a primitive, from its Query's fields (``jitctx.query``):
+    the same names, bounds and descriptions as the tool schema's."""
+    from ..query import params
+
+    for q in params(query):
+        a = q.arg
+        if not a.cli:
+            continue
+        shown = f"{a.doc} (default {q.default:g})" if isinstance(q.default, float) else f"{a.doc} (default {q.default})" if q.default not in (None, False, (), "", 0) else a.doc
+        if not a.flags:
+            kw: dict = {} if q.required else {"nargs": "?", "default": q.default}
+            p.add_argument(q.name, help=shown, **kw)
+        elif q.kind == "bool":
+            p.add_argument(*a.flags, dest=q.name, action="store_true", help=a.doc)
+        elif q.kind == "strs":
+            p.add_argument(*a.flags, dest=q.name, action="append", default=[], metavar=a.metavar, help=a.doc + " (repeatable)")
+        else:
+            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=q.default, metavar=a.metavar, help=shown)
+
+
+def _query_values(args, query: type) -> dict:
+    """The parsed options that belong to ``query``, by name."""
+    from ..query import params
+
+    return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli}
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="jitctx",
@@ -36,41 +67,16 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    p = sub.add_parser("glob", help="list files matching a gitignore-style pattern, newest first")
-    p.add_argument("pattern", help="gitignore-style glob, e.g. '**/*.py' ('*' does not cross '/')")
-    p.add_argument("path", nargs="?", default=".", help="directory to search (default: the root)")
-    p.add_argument("--sort", choices=("mtime", "path", "size"), default="mtime", help="mtime (newest first, default), path, or size (largest first)")
-    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N files (default 100)")
-    p.add_argument("--include-ignored", action="store_true", help="also list files git ignores")
-    p.add_argument("-i", "--ignore-case", action="store_true", help="match case-insensitively")
-    _max_tokens(p)
-    _common(p)
+    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery
 
-    p = sub.add_parser("grep", help="search file contents (ripgrep regex syntax)")
-    p.add_argument("pattern", help="regular expression (ripgrep syntax), or a literal with -F")
-    p.add_argument("path", nargs="?", default=".", help="directory or file to search (default: the root)")
-    p.add_argument("-g", "--glob", action="append", default=[], metavar="GLOB", help="only files matching GLOB (repeatable; '!GLOB' excludes)")
-    p.add_argument("-i", "--ignore-case", action="store_true", help="case-insensitive match")
-    p.add_argument("-F", "--fixed-strings", action="store_true", help="treat the pattern as a literal string")
-    p.add_argument("-U", "--multiline", action="store_true", help="let matches span lines")
-    p.add_argument("-B", "--before", type=int, default=0, metavar="N", help="lines of context before each match")
-    p.add_argument("-A", "--after", type=int, default=0, metavar="N", help="lines of context after each match")
-    p.add_argument("-C", "--context", type=int, default=None, metavar="N", help="lines of context before and after")
-    p.add_argument("--mode", choices=("files", "content", "count"), default="files", help="files (default): matching files; content: matching lines; count: matches per file")
-    p.add_argument("--limit", type=int, default=100, metavar="N", help="show at most N results (default 100)")
-    p.add_argument("--offset", type=int, default=0, metavar="N", help="skip the first N results (paging)")
-    p.add_argument("--include-ignored", action="store_true", help="also search files git ignores")
-    p.add_argument("--backend", choices=("auto", "rg", "python"), default="auto", help="search engine (default: rg when present)")
-    p.add_argument("--timeout", type=float, default=20.0, metavar="SECONDS", help="time cap; past it, partial results marked truncated (default 20)")
-    _max_tokens(p)
-    _common(p)
-
-    for name, text in (("head", "first lines of a file, numbered"), ("tail", "last lines of a file, read from the end")):
+    for name, query, text in (
+        ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
+        ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
+        ("head", HeadQuery, "first lines of a file, numbered"),
+        ("tail", TailQuery, "last lines of a file, read from the end"),
+    ):
         p = sub.add_parser(name, help=text)
-        p.add_argument("path", help="file to read (repo-relative or absolute inside the root)")
-        p.add_argument("-n", "--lines", dest="n", type=int, default=100, metavar="N", help="number of lines (default 100, max 2,000)")
-        if name == "head":
-            p.add_argument("--start", type=int, default=1, metavar="LINE", help="first line to show (1-based, default 1)")
+        _query_options(p, query)
         _max_tokens(p)
         _common(p)
 
@@ -135,32 +141,21 @@ def _emit(args, result) -> int:
 
 
 def _cmd_glob(args) -> int:
+    from ..query import FindQuery
+
     ws = _workspace(args)
-    res = ws.glob(args.pattern, _from_cwd(ws, args.path), sort=args.sort, limit=args.limit, include_ignored=args.include_ignored, ignore_case=args.ignore_case, max_tokens=args.max_tokens)
-    return _emit(args, res)
+    values = _query_values(args, FindQuery)
+    values["path"] = _from_cwd(ws, values["path"])
+    return _emit(args, ws.glob(**values, max_tokens=args.max_tokens))
 
 
 def _cmd_grep(args) -> int:
+    from ..query import SearchQuery
+
     ws = _workspace(args)
-    res = ws.grep(
-        args.pattern,
-        _from_cwd(ws, args.path),
-        glob=args.glob,
-        ignore_case=args.ignore_case,
-        fixed_strings=args.fixed_strings,
-        multiline=args.multiline,
-        before=args.before,
-        after=args.after,
-        context=args.context,
-        mode=args.mode,
-        limit=args.limit,
-        offset=args.offset,
-        include_ignored=args.include_ignored,
-        backend=args.backend,
-        timeout=args.timeout,
-        max_tokens=args.max_tokens,
-    )
-    return _emit(args, res)
+    values = _query_values(args, SearchQuery)
+    values["path"] = _from_cwd(ws, values["path"])
+    return _emit(args, ws.grep(**values, max_tokens=args.max_tokens))
 
 
 def _cmd_head(args) -> int:

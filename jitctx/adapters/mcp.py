@@ -215,8 +215,6 @@ class JitctxServer:
             return await awaitable
         except JitctxError as exc:
             raise _mcp_error(str(exc)) from None
-        except ImportError as exc:
-            raise _mcp_error(f"the preload is not available in this build: {exc}") from None
 
     # -- notifications ----------------------------------------------------------------
 

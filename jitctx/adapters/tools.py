@@ -1,11 +1,12 @@
 """Tool specs for agents: glob, grep, head, tail as schemas, and ``dispatch``.
 
-Owns the four tool functions (one typed function per tool; the spec is
-derived from its signature and docstring), the JSON Schema of each tool's
-arguments, the export for OpenAI chat completions, OpenAI responses (strict)
-and Anthropic messages, and ``dispatch``: validate a tool call's arguments,
-run it on a Workspace, render it, and turn every failure into a structured
-tool error (type, message naming the bad value, hint), never a traceback.
+Owns the four tools (each a name, a description and the Query whose fields
+are its arguments: the schema and the argument checks are derived from those
+fields, the same ones the Python API validates and the CLI offers), the
+export for OpenAI chat completions, OpenAI responses (strict) and Anthropic
+messages, and ``dispatch``: validate a tool call's arguments, run it on a
+Workspace, render it, and turn every failure into a structured tool error
+(type, message naming the bad value, hint), never a traceback.
 
 Does not own what the primitives do (the library) or any transport (the MCP
 adapter). Imports neither the ``mcp`` SDK nor tiktoken at import time.
@@ -15,15 +16,13 @@ compact text a model reads; the default content of a tool result) and
 ``data`` (the JSON envelope of DESIGN section 3, or ``{"error": {...}}``).
 """
 
-import inspect
 import json
 import os
 import threading
-import typing
-from dataclasses import dataclass
-from typing import Annotated, Any, Literal
+from dataclasses import dataclass, replace
 
 from ..errors import JitctxError, QueryError
+from ..query import MAX_TOKENS, FindQuery, HeadQuery, Param, SearchQuery, TailQuery, params
 from ..refs import Result
 from ..workspace import Workspace
 
@@ -31,15 +30,10 @@ __all__ = [
     "DEFAULT_MAX_TOKENS",
     "FORMATS",
     "TOOLS",
-    "Range",
     "ToolOutput",
     "ToolSpec",
     "dispatch",
     "export_schemas",
-    "glob",
-    "grep",
-    "head",
-    "tail",
     "tool_error",
 ]
 
@@ -49,148 +43,36 @@ MAX_ARGUMENT_BYTES = 64 * 1024  # a tool call's arguments, as JSON
 MAX_STRING = 4096  # any one string argument
 MAX_ITEMS = 64  # any one list argument
 
-
-@dataclass(frozen=True, slots=True)
-class Range:
-    """Bounds for an integer argument, used as ``Annotated[int, Range(1, 100)]``."""
-
-    minimum: int
-    maximum: int
+_TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "strs": "array"}
 
 
-Count = Annotated[int, Range(1, 1000)]
-Lines = Annotated[int, Range(1, 2000)]
-LineNo = Annotated[int, Range(1, 100_000_000)]
-Context = Annotated[int, Range(0, 50)]
-Offset = Annotated[int, Range(0, 1_000_000)]
-Tokens = Annotated[int, Range(200, 50_000)]
-
-
-# -- the tools ----------------------------------------------------------------
-# Each docstring is the spec: the text before "Args:" is the tool description
-# (what it does; when to use it; what it returns and its limits; one example),
-# each "name: text" line under "Args:" describes one argument.
-
-
-def glob(
-    ws: Workspace,
-    pattern: str,
-    path: str = ".",
-    sort: Literal["mtime", "path", "size"] = "mtime",
-    limit: Count = 100,
-    include_ignored: bool = False,
-    ignore_case: bool = False,
-    max_tokens: Tokens = DEFAULT_MAX_TOKENS,
-) -> Result:
-    """Find files by name with a gitignore-style glob, newest first.
-
-    Use to locate files before reading them. Returns references (path, size, age), never contents; git-ignored files are skipped unless asked; cut at limit with a notice. Example: {"pattern": "src/**/*.py"}
-
-    Args:
-        pattern: glob; '*' stays in one folder, '**/' spans folders
-        path: folder to search, repo-relative
-        sort: mtime (newest first), path, or size
-        limit: most files to list
-        include_ignored: also list git-ignored files
-        ignore_case: match case-insensitively
-        max_tokens: cap on the rendered result
-    """
-    return ws.glob(pattern, path, sort=sort, limit=limit, include_ignored=include_ignored, ignore_case=ignore_case, max_tokens=max_tokens)
-
-
-def grep(
-    ws: Workspace,
-    pattern: str,
-    path: str = ".",
-    glob: list[str] | None = None,
-    ignore_case: bool = False,
-    fixed_strings: bool = False,
-    multiline: bool = False,
-    before: Context = 0,
-    after: Context = 0,
-    context: Context | None = None,
-    mode: Literal["files", "content", "count"] = "files",
-    limit: Count = 100,
-    offset: Offset = 0,
-    include_ignored: bool = False,
-    max_tokens: Tokens = DEFAULT_MAX_TOKENS,
-) -> Result:
-    """Search file contents with a regex (ripgrep syntax).
-
-    Use to find where a symbol or text occurs. Returns matching files with match counts (mode=files), matching lines with numbers (content), or counts; binary and git-ignored files skipped; paged by limit/offset. Example: {"pattern": "def main", "mode": "content"}
-
-    Args:
-        pattern: regex, or literal text with fixed_strings
-        path: folder or file to search, repo-relative
-        glob: only files matching these globs; '!glob' excludes
-        ignore_case: case-insensitive match
-        fixed_strings: pattern is literal text
-        multiline: let matches span lines
-        before: context lines before each match (content mode)
-        after: context lines after each match (content mode)
-        context: context lines before and after
-        mode: files, content, or count
-        limit: most results to show
-        offset: results to skip (paging)
-        include_ignored: also search git-ignored files
-        max_tokens: cap on the rendered result
-    """
-    return ws.grep(
-        pattern, path, glob=tuple(glob or ()), ignore_case=ignore_case, fixed_strings=fixed_strings, multiline=multiline,
-        before=before, after=after, context=context, mode=mode, limit=limit, offset=offset,
-        include_ignored=include_ignored, max_tokens=max_tokens,
-    )  # fmt: skip
-
-
-def head(ws: Workspace, path: str, n: Lines = 100, start: LineNo = 1, max_tokens: Tokens = DEFAULT_MAX_TOKENS) -> Result:
-    """Read lines of a text file from the top, or from line start.
-
-    Use to read a file found with glob or grep. Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret files are refused. Example: {"path": "src/app.py", "start": 120, "n": 40}
-
-    Args:
-        path: file to read, repo-relative
-        n: number of lines (max 2000)
-        start: first line to show, 1-based
-        max_tokens: cap on the rendered result
-    """
-    return ws.head(path, n, start=start, max_tokens=max_tokens)
-
-
-def tail(ws: Workspace, path: str, n: Lines = 100, max_tokens: Tokens = DEFAULT_MAX_TOKENS) -> Result:
-    """Read the last lines of a text file.
-
-    Use for logs, changelogs and the end of long files. Returns numbered lines, read from the end (cheap on huge files). Binary and secret files are refused. Example: {"path": "CHANGELOG.md", "n": 30}
-
-    Args:
-        path: file to read, repo-relative
-        n: number of lines (max 2000)
-        max_tokens: cap on the rendered result
-    """
-    return ws.tail(path, n, max_tokens=max_tokens)
-
-
-# -- specs derived from the functions -------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Param:
-    """One argument: its JSON Schema (without nullability) and default."""
-
-    name: str
-    schema: dict
-    required: bool
-    default: Any
-    nullable: bool  # ``None`` is a meaningful value (not just "use the default")
+def _schema(p: Param) -> dict:
+    """One argument's JSON Schema (without nullability or default)."""
+    a = p.arg
+    s: dict = {"type": _TYPES[p.kind]}
+    if a.choices:
+        s["enum"] = list(a.choices)
+    if p.kind == "strs":
+        s["items"] = {"type": "string"}
+    if p.kind == "int":
+        lo = a.schema_minimum if a.schema_minimum is not None else a.minimum
+        hi = a.schema_maximum if a.schema_maximum is not None else a.maximum
+        if lo is not None:
+            s["minimum"] = int(lo)
+        if hi is not None:
+            s["maximum"] = int(hi)
+    s["description"] = a.doc
+    return s
 
 
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
-    """A tool: ``name``, ``description``, argument ``params`` and the function."""
+    """A tool: ``name`` (the Workspace method it calls), ``description`` and its
+    arguments (``params``: its Query's fields plus ``max_tokens``)."""
 
     name: str
     description: str
     params: tuple[Param, ...]
-    fn: Any
 
     def schema(self, *, strict: bool = False) -> dict:
         """JSON Schema of the arguments.
@@ -200,75 +82,59 @@ class ToolSpec:
         """
         props: dict[str, dict] = {}
         for p in self.params:
-            s = dict(p.schema)
+            s = _schema(p)
             if strict:
                 if not p.required:
                     s["type"] = [s["type"], "null"]
             else:
-                if p.nullable:
+                if p.nullable and p.default is not None:  # a None default just means "absent"
                     s["type"] = [s["type"], "null"]
-                if not p.required and p.default is not None:
+                if not p.required and p.default is not None and p.kind != "strs":
                     s["default"] = p.default
             props[p.name] = s
         required = [p.name for p in self.params if strict or p.required]
         return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-def _docstring(fn) -> tuple[str, dict[str, str]]:
-    doc = inspect.getdoc(fn) or ""
-    text, _, args = doc.partition("\nArgs:\n")
-    described = {}
-    for line in args.splitlines():
-        name, sep, what = line.strip().partition(": ")
-        if sep:
-            described[name] = what.strip()
-    return " ".join(text.split()), described
+# Each description shares a template: what it does; when to use it; what it
+# returns and its limits; one example.
+_TOOLS = (
+    (
+        "glob",
+        FindQuery,
+        "Find files by name with a gitignore-style glob, newest first. Use to locate files before reading them. "
+        "Returns references (path, size, age), never contents; git-ignored files are skipped unless asked; cut at limit with a notice. "
+        'Example: {"pattern": "src/**/*.py"}',
+    ),
+    (
+        "grep",
+        SearchQuery,
+        "Search file contents with a regex (ripgrep syntax). Use to find where a symbol or text occurs. "
+        "Returns matching files with match counts (mode=files), matching lines with numbers (content), or counts; "
+        "binary and git-ignored files skipped; paged by limit/offset. "
+        'Example: {"pattern": "def main", "mode": "content"}',
+    ),
+    (
+        "head",
+        HeadQuery,
+        "Read lines of a text file from the top, or from line start. Use to read a file found with glob or grep. "
+        "Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret files are refused. "
+        'Example: {"path": "src/app.py", "start": 120, "n": 40}',
+    ),
+    (
+        "tail",
+        TailQuery,
+        "Read the last lines of a text file. Use for logs, changelogs and the end of long files. "
+        "Returns numbered lines, read from the end (cheap on huge files). Binary and secret files are refused. "
+        'Example: {"path": "CHANGELOG.md", "n": 30}',
+    ),
+)
+_TOOL_MAX_TOKENS = replace(MAX_TOKENS, default=DEFAULT_MAX_TOKENS)
 
-
-def _param_schema(hint: Any) -> tuple[dict, bool]:
-    """(schema, nullable) for a type hint."""
-    nullable = False
-    origin = typing.get_origin(hint)
-    if origin in (typing.Union, getattr(__import__("types"), "UnionType", None)):
-        args = [a for a in typing.get_args(hint) if a is not type(None)]
-        nullable = len(args) < len(typing.get_args(hint))
-        hint = args[0]
-        origin = typing.get_origin(hint)
-    bounds = None
-    if origin is Annotated:
-        hint, *extras = typing.get_args(hint)
-        bounds = next((e for e in extras if isinstance(e, Range)), None)
-        origin = typing.get_origin(hint)
-    if origin is Literal:
-        return {"type": "string", "enum": list(typing.get_args(hint))}, nullable
-    if origin is list:
-        return {"type": "array", "items": {"type": "string"}}, nullable
-    if hint is bool:
-        return {"type": "boolean"}, nullable
-    if hint is int:
-        s: dict = {"type": "integer"}
-        if bounds:
-            s.update(minimum=bounds.minimum, maximum=bounds.maximum)
-        return s, nullable
-    if hint is str:
-        return {"type": "string"}, nullable
-    raise TypeError(f"unsupported tool argument type {hint!r}")  # pragma: no cover - a programming error
-
-
-def _spec(fn) -> ToolSpec:
-    description, described = _docstring(fn)
-    hints = typing.get_type_hints(fn, include_extras=True)
-    params = []
-    for name, p in list(inspect.signature(fn).parameters.items())[1:]:  # the first is the Workspace
-        schema, nullable = _param_schema(hints[name])
-        schema = {**schema, "description": described[name]}
-        required = p.default is inspect.Parameter.empty
-        # A None default with a non-nullable type (grep's glob) just means "absent".
-        params.append(Param(name, schema, required, None if required else p.default, nullable and p.default is not None))
-    return ToolSpec(fn.__name__, description, tuple(params), fn)
-
-
-TOOLS: dict[str, ToolSpec] = {fn.__name__: _spec(fn) for fn in (glob, grep, head, tail)}
+TOOLS: dict[str, ToolSpec] = {
+    name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS))
+    for name, query, description in _TOOLS
+}
 
 
 def export_schemas(format: str = "openai") -> list[dict]:
@@ -336,13 +202,14 @@ def _bad(tool: str, name: str, message: str, hint: str) -> QueryError:
 
 def _check(tool: str, p: Param, value: object) -> object:
     """One argument against its schema; returns the value to pass on."""
-    s = p.schema
+    s = _schema(p)
     kind = s["type"]
     if kind == "integer":
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int):
-            raise _bad(tool, p.name, f"{p.name} must be an integer, got {_type_name(value)} {_short(value)}", f"pass a JSON number without quotes, e.g. {p.name}: {p.default if isinstance(p.default, int) else s.get('minimum', 1)}")
+            example = p.default if isinstance(p.default, int) else s.get("minimum", 1)
+            raise _bad(tool, p.name, f"{p.name} must be an integer, got {_type_name(value)} {_short(value)}", f"pass a JSON number without quotes, e.g. {p.name}: {example}")
         lo, hi = s.get("minimum"), s.get("maximum")
         if lo is not None and value < lo:
             raise _bad(tool, p.name, f"{p.name} must be at least {lo:,}, got {value:,}", f"pass {p.name} >= {lo}")
@@ -411,7 +278,7 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
         value = arguments.get(p.name)
         if value is None:
             if p.required:
-                raise QueryError(f"{name}: missing required argument {p.name!r}", hint=f"pass {p.name} ({p.schema['description']})", field=p.name, tool=name)
+                raise QueryError(f"{name}: missing required argument {p.name!r}", hint=f"pass {p.name} ({p.arg.doc})", field=p.name, tool=name)
             if p.nullable and p.name in arguments:
                 kwargs[p.name] = None
             continue
@@ -439,8 +306,6 @@ def tool_error(exc: BaseException, ws: Workspace | None = None) -> ToolOutput:
     """A failure as a ToolOutput: structured data and a short text for the model."""
     if isinstance(exc, JitctxError):
         err = exc.to_dict()
-    elif isinstance(exc, ImportError):
-        err = {"type": "unavailable", "message": f"this tool is not available in this build: {exc}", "hint": "use glob, head and tail instead"}
     else:
         err = {"type": "internal_error", "message": f"{type(exc).__name__}: {exc}", "hint": "this is a bug in jitctx; try another call and report it"}
     data: dict = {"error": err}
@@ -479,7 +344,7 @@ def dispatch(name: str, arguments: dict | str | None = None, *, workspace: Works
             ws = default_workspace()
         if "max_tokens" not in kwargs:
             kwargs["max_tokens"] = ws.max_tokens or DEFAULT_MAX_TOKENS
-        result = spec.fn(ws, **kwargs)
+        result: Result = getattr(ws, spec.name)(**kwargs)
         return ToolOutput(render_text(result) or f"{spec.name}: no results", result.to_dict())
     except Exception as exc:  # the one broad catch of the tool surface
         return tool_error(exc, ws)
