@@ -29,8 +29,8 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jitctx.assemble import AssembleConfig, assemble  # noqa: E402
-from jitctx.tokens import get_tokenizer  # noqa: E402
 from jitctx.sources import Message, Source, ToolCall, history_sources, note_source, system_source, task_source  # noqa: E402
+from jitctx.tokens import get_tokenizer  # noqa: E402
 
 WORDS = "value result index buffer parse token window budget source select render cache stable prefix commit branch".split()
 
@@ -50,13 +50,17 @@ def _code(rng: random.Random, n_funcs: int) -> str:
 def build_sources() -> list:
     rng = random.Random(7)
     sources: list = [system_source("You are a coding agent. Follow the repository instructions. Cite files as path:line.")]
-    preload = "\n".join(f"<!-- {d}/AGENTS.md -->\n" + "\n".join(f"- rule {d}.{i}: {' '.join(rng.choice(WORDS) for _ in range(12))}" for i in range(60)) for d in ("", "src", "src/core"))
+    preload = "\n".join(
+        f"<!-- {d}/AGENTS.md -->\n" + "\n".join(f"- rule {d}.{i}: {' '.join(rng.choice(WORDS) for _ in range(12))}" for i in range(60)) for d in ("", "src", "src/core")
+    )
     sources.append(Source("preload", "preload", preload))
     messages = []
     for g in range(40):
         t = 1_700_000_000 + g * 60
         if g % 3 == 2:
-            messages.append(Message("assistant", "Searching.", (ToolCall(f"a{g}", "grep", '{"pattern": "budget"}'), ToolCall(f"b{g}", "glob", '{"pattern": "**/*.py"}')), timestamp=t))
+            messages.append(
+                Message("assistant", "Searching.", (ToolCall(f"a{g}", "grep", '{"pattern": "budget"}'), ToolCall(f"b{g}", "glob", '{"pattern": "**/*.py"}')), timestamp=t)
+            )
             messages.append(Message("tool", _code(rng, 2), tool_call_id=f"a{g}", timestamp=t))
             messages.append(Message("tool", "\n".join(f"src/m{i}.py" for i in range(10)), tool_call_id=f"b{g}", timestamp=t))
         else:
@@ -120,7 +124,9 @@ def main(argv: list[str] | None = None) -> int:
     kinds = {}
     for e in ctx.evicted:
         kinds[e.kind] = kinds.get(e.kind, 0) + 1
-    print(f"sources: {len(sources)}, offered {offered:,} tokens; window {ctx.tokens:,} of {ctx.available:,} tokens; evicted {len(ctx.evicted)} {kinds}; stable prefix {ctx.stable_tokens:,} tokens")
+    print(
+        f"sources: {len(sources)}, offered {offered:,} tokens; window {ctx.tokens:,} of {ctx.available:,} tokens; evicted {len(ctx.evicted)} {kinds}; stable prefix {ctx.stable_tokens:,} tokens"
+    )
     print(f"assemble, cold (counts computed):   {ms(cold)}")
     print(f"assemble, cached (median of {args.runs}):  {ms(statistics.median(times))}  (worst {ms(max(times))})  target <= 50 ms")
     print(f"reference: one uncached tiktoken encode of the window: {ms(ref)}  -> cached assemble / reference = {statistics.median(times) / ref:.2f}")

@@ -141,13 +141,17 @@ def main() -> None:
     print(f"same tree under one src/: jitctx {fmt_ms(jit)}, rg {fmt_ms(rg)} -> jitctx / rg = {jit / rg:.2f} (reported)")
 
     repo = synth_repo()
-    scoped = interleaved({
-        "jitctx": [*jitctx_command(), "glob", "*.py", "pkg00", "--json", "--root", str(repo)],
-        "rg": [rg_binary(), "--files", "-g", "*.py", "pkg00"],
-    }, args.runs, cwd=repo, env=env_with_project())
+    scoped = interleaved(
+        {
+            "jitctx": [*jitctx_command(), "glob", "*.py", "pkg00", "--json", "--root", str(repo)],
+            "rg": [rg_binary(), "--files", "-g", "*.py", "pkg00"],
+        },
+        args.runs,
+        cwd=repo,
+        env=env_with_project(),
+    )
     jit, rg = med(scoped["jitctx"]), med(scoped["rg"])
-    print(f"glob '*.py' pkg00 (one folder of 30): jitctx {fmt_ms(jit)}, rg {fmt_ms(rg)} (reported; jitctx pays"
-          f" Python start-up and git's index read)")
+    print(f"glob '*.py' pkg00 (one folder of 30): jitctx {fmt_ms(jit)}, rg {fmt_ms(rg)} (reported; jitctx pays Python start-up and git's index read)")
 
     t = bench_tail(max(args.runs, 20))
     (big, tb), (small, ts) = list(t.items())
@@ -157,8 +161,10 @@ def main() -> None:
     print(f"head -n 20 in-process on the big repo: {fmt_ms(h)} (reported; 18 ms while each call read the index)")
 
     s = bench_startup(max(args.runs, 20))
-    print(f"start-up: jitctx --version {fmt_ms(s['jitctx --version'])}, python -c pass {fmt_ms(s['python -c pass'])}"
-          f" -> ratio {s['jitctx --version'] / s['python -c pass']:.2f} (target <= 4)")
+    print(
+        f"start-up: jitctx --version {fmt_ms(s['jitctx --version'])}, python -c pass {fmt_ms(s['python -c pass'])}"
+        f" -> ratio {s['jitctx --version'] / s['python -c pass']:.2f} (target <= 4)"
+    )
 
 
 if __name__ == "__main__":

@@ -87,8 +87,7 @@ def run(reps: int, py_reps: int) -> None:
             med_rg = statistics.median(t_rg)
             py = statistics.median(t_py) if t_py else float("nan")
             print(
-                f"{mode + ' ' + name:18} {med_rg:10.3f}s {statistics.median(t_jit):7.3f}s {statistics.median(ratios):5.2f}x "
-                f"{py:7.2f}s {py / med_rg:5.1f}x",
+                f"{mode + ' ' + name:18} {med_rg:10.3f}s {statistics.median(t_jit):7.3f}s {statistics.median(ratios):5.2f}x {py:7.2f}s {py / med_rg:5.1f}x",
                 flush=True,
             )
 

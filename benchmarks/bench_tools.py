@@ -32,6 +32,7 @@ sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(HERE))
 
 from common import compile_project  # noqa: E402
+
 from jitctx.adapters.mcp import build_server  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
 from jitctx.workspace import Workspace  # noqa: E402
@@ -127,7 +128,9 @@ def main() -> int:
     if synth.is_dir():
         s2 = startup(synth, max(2, a.startup_reps // 2))
         print(f"start-up, synth repo: mcp first glob {s2['mcp_first_result_ms']:.0f} ms; one-shot CLI glob {s2['cli_glob_ms']:.0f} ms")
-        rows.append(("glob **/*.md limit 5, synth repo", synth, "glob", {"pattern": "**/*.md", "limit": 5}, lambda ws: ws.glob("**/*.md", limit=5, max_tokens=4000), max(3, a.reps // 10)))
+        rows.append(
+            ("glob **/*.md limit 5, synth repo", synth, "glob", {"pattern": "**/*.md", "limit": 5}, lambda ws: ws.glob("**/*.md", limit=5, max_tokens=4000), max(3, a.reps // 10))
+        )
     for label, root, name, args, lib_call, reps in rows:
         r = overhead(root, name, args, reps, lib_call)
         lib = r["library_ms"]

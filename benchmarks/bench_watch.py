@@ -30,8 +30,15 @@ HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parent))
 sys.path.insert(0, str(HERE))
 
-ENV = {**os.environ, "GIT_AUTHOR_DATE": "2024-01-01T00:00:00+00:00", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+00:00",
-       "GIT_AUTHOR_NAME": "bench", "GIT_AUTHOR_EMAIL": "b@example.com", "GIT_COMMITTER_NAME": "bench", "GIT_COMMITTER_EMAIL": "b@example.com"}
+ENV = {
+    **os.environ,
+    "GIT_AUTHOR_DATE": "2024-01-01T00:00:00+00:00",
+    "GIT_COMMITTER_DATE": "2024-01-01T00:00:00+00:00",
+    "GIT_AUTHOR_NAME": "bench",
+    "GIT_AUTHOR_EMAIL": "b@example.com",
+    "GIT_COMMITTER_NAME": "bench",
+    "GIT_COMMITTER_EMAIL": "b@example.com",
+}
 
 
 def git(root: Path, *args: str) -> None:
@@ -92,8 +99,14 @@ def latency(tries: int, poll: bool) -> dict:
             time.sleep(0.3 + rng.random() * 0.5)  # quiet first; random so tries do not lock onto the polling phase
         ws.close()
         t.join(5)
-    return {"observer": kind, "tries": tries, "median_ms": round(statistics.median(out), 1), "p95_ms": round(pct(out, 95), 1),
-            "min_ms": round(min(out), 1), "max_ms": round(max(out), 1)}
+    return {
+        "observer": kind,
+        "tries": tries,
+        "median_ms": round(statistics.median(out), 1),
+        "p95_ms": round(pct(out, 95), 1),
+        "min_ms": round(min(out), 1),
+        "max_ms": round(max(out), 1),
+    }
 
 
 def _rss_kib() -> int:
@@ -135,10 +148,21 @@ def child(mode: str, idle: float) -> None:
     cpu = time.process_time() - c0
     wall = time.monotonic() - t0
     ws.close()
-    print(json.dumps({"observer": w.observer_kind, "delivered_files": len(picked), "watched_dirs": watched,
-                      "rss_without_mib": round(before / 1024, 1), "rss_with_mib": round(after / 1024, 1),
-                      "delta_mib": round((after - before) / 1024, 2), "idle_s": round(wall, 1),
-                      "idle_cpu_ms": round(cpu * 1000, 1), "idle_cpu_pct": round(100 * cpu / wall, 3)}))
+    print(
+        json.dumps(
+            {
+                "observer": w.observer_kind,
+                "delivered_files": len(picked),
+                "watched_dirs": watched,
+                "rss_without_mib": round(before / 1024, 1),
+                "rss_with_mib": round(after / 1024, 1),
+                "delta_mib": round((after - before) / 1024, 2),
+                "idle_s": round(wall, 1),
+                "idle_cpu_ms": round(cpu * 1000, 1),
+                "idle_cpu_pct": round(100 * cpu / wall, 3),
+            }
+        )
+    )
 
 
 def main() -> None:
@@ -150,8 +174,7 @@ def main() -> None:
     if args.child:
         child(args.child, args.idle)
         return
-    print(f"git {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.split()[-1]}, "
-          f"{os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
+    print(f"git {subprocess.run(['git', '--version'], capture_output=True, text=True).stdout.split()[-1]}, {os.cpu_count()} cores, load {os.getloadavg()[0]:.2f}")
     for poll in (False, True):
         print("latency", json.dumps(latency(args.tries, poll)))
     for mode in ("native", "polling"):

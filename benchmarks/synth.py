@@ -22,7 +22,7 @@ RARE = "XYZZY_RARE_TOKEN"  # in exactly 25 files
 MTIME0 = 1_600_000_000
 
 _LANGS = {
-    "py": "def {name}(value):\n    \"\"\"Return {name} of value.\"\"\"\n    result = value * {n}\n    return result\n",
+    "py": 'def {name}(value):\n    """Return {name} of value."""\n    result = value * {n}\n    return result\n',
     "ts": "export function {name}(value: number): number {{\n  const result = value * {n};\n  return result;\n}}\n",
     "go": "package pkg\n\nfunc {name}(value int) int {{\n\tresult := value * {n}\n\treturn result\n}}\n",
     "rs": "pub fn {name}(value: i64) -> i64 {{\n    let result = value * {n};\n    result\n}}\n",
@@ -85,9 +85,15 @@ def build(dest: Path, layout: str = "flat") -> Path:
         (tmp / f"{base}pkg{k % 30:02d}" / f"run{k}.log").write_text(f"log line {k}\n")
     (tmp / "dist").mkdir()
     (tmp / "dist" / "bundle.py").write_text("# built\n")
-    env = {**os.environ, "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z", "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
-           "GIT_AUTHOR_NAME": "synth", "GIT_AUTHOR_EMAIL": "synth@example.com",
-           "GIT_COMMITTER_NAME": "synth", "GIT_COMMITTER_EMAIL": "synth@example.com"}
+    env = {
+        **os.environ,
+        "GIT_AUTHOR_DATE": "2024-01-01T00:00:00Z",
+        "GIT_COMMITTER_DATE": "2024-01-01T00:00:00Z",
+        "GIT_AUTHOR_NAME": "synth",
+        "GIT_AUTHOR_EMAIL": "synth@example.com",
+        "GIT_COMMITTER_NAME": "synth",
+        "GIT_COMMITTER_EMAIL": "synth@example.com",
+    }
     subprocess.run(["git", "init", "-q", "-b", "main"], cwd=tmp, check=True, env=env)
     subprocess.run(["git", "add", "-A"], cwd=tmp, check=True, env=env)
     subprocess.run(["git", "commit", "-q", "-m", "synthetic"], cwd=tmp, check=True, env=env)

@@ -40,10 +40,7 @@ from .window import Context, Cut, Eviction, Section
 
 __all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget"]
 
-DEFAULT_OUTPUT = (
-    "Answer the task. Cite every file you rely on as path:line. "
-    "If the context above is not enough, name the glob, grep, head or tail call you need next."
-)
+DEFAULT_OUTPUT = "Answer the task. Cite every file you rely on as path:line. If the context above is not enough, name the glob, grep, head or tail call you need next."
 NO_TASK = "(no task given)"
 MIN_KEEP = 50  # a cut that keeps fewer tokens than this drops the source instead
 
@@ -155,7 +152,9 @@ def gather(providers: Iterable[Provider]) -> tuple[list[Source], list[str]]:
             try:
                 items = list(p)
             except TypeError:
-                raise QueryError(f"a source must be a Source, a list of Sources or a callable, got {type(p).__name__}", hint="wrap text in Source(name, kind, content)", field="sources") from None
+                raise QueryError(
+                    f"a source must be a Source, a list of Sources or a callable, got {type(p).__name__}", hint="wrap text in Source(name, kind, content)", field="sources"
+                ) from None
             for it in items:
                 if not isinstance(it, Source):
                     raise QueryError(f"a source must be a Source, got {type(it).__name__}", hint="wrap text in Source(name, kind, content)", field="sources")
@@ -335,7 +334,9 @@ def _structure(kept: list[_Item], texts: dict[int, str], tok) -> list[Section]:
                 continue
             body = "".join(texts[i.order] for i in members)
             text = _header(key) + body + ("" if key == "task" else "\n")
-            sections.append(Section(key, TITLES[key], text, tok.count(text), region == "stable", tuple(i.source.name for i in members), any(i.allowance is not None for i in members)))
+            sections.append(
+                Section(key, TITLES[key], text, tok.count(text), region == "stable", tuple(i.source.name for i in members), any(i.allowance is not None for i in members))
+            )
     return sections
 
 
@@ -410,7 +411,14 @@ def assemble(
     while total > available:
         victim = _fallback_victim(final)
         if victim is None:
-            raise QueryError(f"protected sources need {total:,} tokens but the budget allows {available:,}", hint="raise the budget", field="budget", protected_tokens=total, budget=budget, available=available)
+            raise QueryError(
+                f"protected sources need {total:,} tokens but the budget allows {available:,}",
+                hint="raise the budget",
+                field="budget",
+                protected_tokens=total,
+                budget=budget,
+                available=available,
+            )
         final.remove(victim)
         evicted.append(_evict(victim, "over_budget"))
         sections = _structure(final, texts, tok)

@@ -96,7 +96,7 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
     prefix = "" if base.path == "." else base.path + "/"
     root_prefix = str(policy.root) + "/" + prefix
     if q.pattern.startswith(root_prefix):  # an absolute pattern inside the search path
-        q = replace(q, pattern=q.pattern[len(root_prefix):])
+        q = replace(q, pattern=q.pattern[len(root_prefix) :])
     refs: list[FileRef] = []
 
     literal = _literal_hit(repo, policy, q, prefix) if has_glob_chars(q.pattern) else None
@@ -118,13 +118,12 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
     if total > q.limit:
         res.truncated = True
         where = f" under {base.path}/" if prefix else ""
-        res.add_notice(
-            f"showing {q.limit:,} of {total:,} files{where} ({_order(q.sort)}); "
-            f"narrow with path=... or a more specific pattern, or raise limit."
-        )
+        res.add_notice(f"showing {q.limit:,} of {total:,} files{where} ({_order(q.sort)}); narrow with path=... or a more specific pattern, or raise limit.")
     elif total == 0:
         where = f"under {base.path}/" if prefix else "in the repository"
-        scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
+        scope = (
+            "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
+        )
         count = f"{searched:,} searched" if searched is not None else "searched"
         res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
         if (policy.root / (prefix + q.pattern.rstrip("/"))).is_dir():

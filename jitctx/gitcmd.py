@@ -149,7 +149,9 @@ def run(args: list[str], cwd: os.PathLike | str, *, input: bytes | None = None, 
     """
     limit = timeout() if limit is None else limit
     try:
-        return subprocess.run(git_args(*args), cwd=cwd, env=env(), input=input, capture_output=True, check=False, timeout=limit, stdin=None if input is not None else subprocess.DEVNULL)
+        return subprocess.run(
+            git_args(*args), cwd=cwd, env=env(), input=input, capture_output=True, check=False, timeout=limit, stdin=None if input is not None else subprocess.DEVNULL
+        )
     except subprocess.TimeoutExpired:
         raise GitTimeout(
             f"git {args[0]} did not finish within {limit:g} s",

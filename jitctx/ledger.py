@@ -14,10 +14,9 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
-
-from collections.abc import Callable, Iterable
 
 __all__ = ["MISSING", "Delivered", "Delivery", "Ledger", "Seen", "hash_file", "judge", "observe", "stat_sig"]
 

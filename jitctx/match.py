@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import re
 from functools import lru_cache
+
 from .errors import QueryError
 
 __all__ = [

@@ -55,7 +55,9 @@ class NestedInstructions:
         names = check_fallbacks(fallbacks)
         for name in names:
             if self.policy.is_denied(name):
-                raise QueryError(f"fallback {name!r} is on the deny list", hint="instruction files are shown to the model; name a non-secret file such as 'CLAUDE.md'", field="fallbacks")
+                raise QueryError(
+                    f"fallback {name!r} is on the deny list", hint="instruction files are shown to the model; name a non-secret file such as 'CLAUDE.md'", field="fallbacks"
+                )
         return names
 
     def set_fallbacks(self, fallbacks: tuple[str, ...] | list[str]) -> None:

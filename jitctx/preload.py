@@ -326,8 +326,8 @@ def preload(
 
     for b in (*inst, *([readme] if readme else [])):
         loaded = b.cand.loaded
-        label_cost = count_memo(tok, loaded, "label:" + b.label, lambda: b.label + "\n")
-        body = count_memo(tok, loaded, "text", lambda: loaded.text) if loaded.complete else None
+        label_cost = count_memo(tok, loaded, "label:" + b.label, lambda b=b: b.label + "\n")
+        body = count_memo(tok, loaded, "text", lambda loaded=loaded: loaded.text) if loaded.complete else None
         b.demand = label_cost + body + 1 if body is not None else 1 << 62
         b.min_cost = tok.count(b.render(0, True)) + 1
         if b.demand <= b.min_cost + 4 and loaded.complete:  # a small file whole costs less than its cut marker
@@ -342,7 +342,7 @@ def preload(
         st, loaded = c.st, c.loaded
         size = st.st_size if st is not None else None
         mtime = mtime_of(st) if st is not None else None
-        whole = count_memo(tok, loaded, "text", lambda: loaded.text) if loaded is not None and loaded.complete and not loaded.binary else None
+        whole = count_memo(tok, loaded, "text", lambda loaded=loaded: loaded.text) if loaded is not None and loaded.complete and not loaded.binary else None
         blob = loaded.blob if loaded is not None else None
         note = None
         included = 0

@@ -280,7 +280,9 @@ class SearchQuery(Query):
     offset: int = arg("results to skip (paging)", 0, flags=("--offset",), minimum=0, schema_maximum=1_000_000, metavar="N")
     include_ignored: bool = arg("also search git-ignored files", False, flags=("--include-ignored",))
     backend: str = arg("search engine; auto is rg when present, else python", "auto", flags=("--backend",), choices=BACKENDS, tool=False)
-    timeout: float = arg("time cap; past it, partial results marked truncated", DEFAULT_TIMEOUT, flags=("--timeout",), minimum=0.0, maximum=MAX_TIMEOUT, tool=False, metavar="SECONDS")
+    timeout: float = arg(
+        "time cap; past it, partial results marked truncated", DEFAULT_TIMEOUT, flags=("--timeout",), minimum=0.0, maximum=MAX_TIMEOUT, tool=False, metavar="SECONDS"
+    )
     notice: str | None = field(default=None, compare=False)
 
     @classmethod

@@ -156,8 +156,5 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
     if len(kept) == len(items):
         return result
     out = replace(result, results=kept, truncated=True)
-    out.add_notice(
-        f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens:,}; "
-        f"raise max_tokens, or narrow the request (offset/limit/path)."
-    )
+    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens:,}; raise max_tokens, or narrow the request (offset/limit/path).")
     return out

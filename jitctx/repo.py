@@ -17,9 +17,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from . import gitcmd
+from . import gitcmd, listing
 from .errors import RepoError
-from . import listing
 from .listing import Listing
 from .policy import read_small
 

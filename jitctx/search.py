@@ -18,7 +18,7 @@ import time
 
 from ._backends import Spec, pick_backend
 from ._backends.scope import Scope
-from .errors import PathError, QueryError
+from .errors import PathError
 from .match import compile_glob
 from .policy import Opener, PathPolicy
 from .query import SearchQuery

@@ -90,7 +90,12 @@ class Source:
         if not isinstance(self.name, str) or not self.name:
             raise QueryError(f"a source needs a non-empty name, got {self.name!r}", hint="name every source, e.g. name='notes:plan'", field="name")
         if not isinstance(self.kind, str) or not self.kind:
-            raise QueryError(f"source {self.name!r}: kind must be a non-empty string, got {self.kind!r}", hint=f"use one of {', '.join(KINDS)} (any other kind goes to the general section)", field="kind", source=self.name)
+            raise QueryError(
+                f"source {self.name!r}: kind must be a non-empty string, got {self.kind!r}",
+                hint=f"use one of {', '.join(KINDS)} (any other kind goes to the general section)",
+                field="kind",
+                source=self.name,
+            )
         if not isinstance(self.content, str):
             raise QueryError(
                 f"source {self.name!r}: content must be text, got {type(self.content).__name__}",
@@ -102,17 +107,31 @@ class Source:
         if self.priority is None:
             object.__setattr__(self, "priority", prio)
         elif isinstance(self.priority, bool) or not isinstance(self.priority, int):
-            raise QueryError(f"source {self.name!r}: priority must be an integer, got {self.priority!r}", hint="pass e.g. priority=50 (higher wins ties)", field="priority", source=self.name)
+            raise QueryError(
+                f"source {self.name!r}: priority must be an integer, got {self.priority!r}", hint="pass e.g. priority=50 (higher wins ties)", field="priority", source=self.name
+            )
         if self.stable is None:
             object.__setattr__(self, "stable", stable)
         if self.protected is None:
             object.__setattr__(self, "protected", protected)
         if self.kind in ("task", "history") and self.stable:
-            raise QueryError(f"source {self.name!r}: a {self.kind} source cannot be stable", hint="only sources that stay the same across turns belong in the cached prefix", field="stable", source=self.name)
+            raise QueryError(
+                f"source {self.name!r}: a {self.kind} source cannot be stable",
+                hint="only sources that stay the same across turns belong in the cached prefix",
+                field="stable",
+                source=self.name,
+            )
         if not _is_number(self.relevance) or not 0.0 <= self.relevance <= 1.0:
-            raise QueryError(f"source {self.name!r}: relevance must be a number from 0 to 1, got {self.relevance!r}", hint="pass e.g. relevance=0.5", field="relevance", source=self.name)
+            raise QueryError(
+                f"source {self.name!r}: relevance must be a number from 0 to 1, got {self.relevance!r}", hint="pass e.g. relevance=0.5", field="relevance", source=self.name
+            )
         if self.timestamp is not None and not _is_number(self.timestamp):
-            raise QueryError(f"source {self.name!r}: timestamp must be epoch seconds or None, got {self.timestamp!r}", hint="pass e.g. timestamp=time.time()", field="timestamp", source=self.name)
+            raise QueryError(
+                f"source {self.name!r}: timestamp must be epoch seconds or None, got {self.timestamp!r}",
+                hint="pass e.g. timestamp=time.time()",
+                field="timestamp",
+                source=self.name,
+            )
 
     @property
     def section(self) -> str:
@@ -226,7 +245,9 @@ class Message:
         if self.content is None:
             object.__setattr__(self, "content", "")
         if not isinstance(self.content, str):
-            raise QueryError(f"history message content must be text, got {type(self.content).__name__}", hint="decode bytes or join content blocks into one string first", field="content")
+            raise QueryError(
+                f"history message content must be text, got {type(self.content).__name__}", hint="decode bytes or join content blocks into one string first", field="content"
+            )
         calls = tuple(c if isinstance(c, ToolCall) else _call_from_dict(c) for c in self.tool_calls)
         object.__setattr__(self, "tool_calls", calls)
         if calls and self.role != "assistant":

@@ -16,9 +16,9 @@ import os
 import threading
 import time
 import weakref
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from collections.abc import Callable, Iterable, Mapping
 
 from .ledger import Delivery, Ledger, stat_sig
 
@@ -94,7 +94,7 @@ def classify(paths: Iterable[str], git: GitPaths | None, delivered: Mapping[str,
 class _OverflowTap(logging.Handler):
     """watchdog reports a kernel queue overflow only in its log; turn that into a full re-check."""
 
-    watchers: "weakref.WeakSet[HeadWatcher]" = weakref.WeakSet()
+    watchers: weakref.WeakSet[HeadWatcher] = weakref.WeakSet()
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
@@ -111,7 +111,7 @@ _TAP_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
 _tap_lock = threading.Lock()
 
 
-def _tap(watcher: "HeadWatcher", on: bool) -> None:
+def _tap(watcher: HeadWatcher, on: bool) -> None:
     with _tap_lock:
         if on:
             _OverflowTap.watchers.add(watcher)
@@ -203,7 +203,7 @@ class HeadWatcher:
 
     # -- lifecycle ----------------------------------------------------------
 
-    def start(self) -> "HeadWatcher":
+    def start(self) -> HeadWatcher:
         if self._worker is not None:
             return self
         self._observer = self._make_observer(self.poll)

@@ -247,7 +247,7 @@ class Workspace:
             watcher.stop()  # outside the lock: its thread may be waiting for it
         self.repo.close()
 
-    def __enter__(self) -> "Workspace":
+    def __enter__(self) -> Workspace:
         return self
 
     def __exit__(self, *exc) -> None:

@@ -441,8 +441,8 @@ def test_real_tokenizer_total_equals_the_count_of_the_whole_text():
         Source("preload", "preload", "<!-- AGENTS.md -->\n# Agent notes\n\n    Run the tests with `make test`.   \n\n\n"),
         note_source("\tTODO: check   unicode ☃ names\n", name="n"),
         *hist,
-        ev("e", "     1\t\"\"\"The fixture application.\"\"\"\n     2\t\n     3\tfrom util.helpers import greet\n", label="src/app.py:1-3"),
-        Source("misc", "scratch", "  {\"json\": [1, 2]}\n"),
+        ev("e", '     1\t"""The fixture application."""\n     2\t\n     3\tfrom util.helpers import greet\n', label="src/app.py:1-3"),
+        Source("misc", "scratch", '  {"json": [1, 2]}\n'),
         task_source("Make greet() handle None.\n"),
     ]
     ctx = assemble(sources, 4000, tokenizer=tok)
@@ -492,7 +492,15 @@ def _windows(draw):
     if draw(st.booleans()):
         sources.append(Source("preload", "preload", draw(_text)))
     for n in range(draw(st.integers(0, 6))):
-        sources.append(Source(f"s{n}", draw(st.sampled_from(["notes", "evidence", "misc"])), draw(_text), relevance=draw(st.floats(0, 1)), timestamp=draw(st.one_of(st.none(), st.integers(0, 100)))))
+        sources.append(
+            Source(
+                f"s{n}",
+                draw(st.sampled_from(["notes", "evidence", "misc"])),
+                draw(_text),
+                relevance=draw(st.floats(0, 1)),
+                timestamp=draw(st.one_of(st.none(), st.integers(0, 100))),
+            )
+        )
     msgs = []
     for g in range(draw(st.integers(0, 5))):
         if draw(st.booleans()):

@@ -70,10 +70,7 @@ def test_files_mode_paging_names_the_next_offset(ws, backend):
     first = grep(ws, backend, "line", mode="files", path="text", limit=2)
     assert [p for p, _ in files(first)] == ["text/bom.txt", "text/latin1.txt"]
     assert first.truncated and first.total == 4
-    assert first.notice == (
-        "showing 1-2 of 4 files under text/ (by path); next page: offset=2; "
-        "or narrow with path=... / glob=..., or raise limit."
-    )
+    assert first.notice == ("showing 1-2 of 4 files under text/ (by path); next page: offset=2; or narrow with path=... / glob=..., or raise limit.")
     second = grep(ws, backend, "line", mode="files", path="text", limit=2, offset=2)
     assert [p for p, _ in files(second)] == ["text/nonl.txt", "text/numbers.txt"]
     assert not second.truncated and second.notice is None
@@ -91,10 +88,24 @@ def test_offset_past_the_end_says_so(ws, backend):
 def test_content_mode_lines_with_context(ws, backend):
     res = grep(ws, backend, "greet", path="src/app.py", mode="content", context=1)
     assert [r.to_dict() for r in res.results] == [
-        {"path": "src/app.py", "size": 151, "mtime": MTIME, "line": 3, "text": "from util.helpers import greet",
-         "before": [{"line": 2, "text": ""}], "after": [{"line": 4, "text": ""}]},
-        {"path": "src/app.py", "size": 151, "mtime": MTIME, "line": 7, "text": '    print(greet("world"))',
-         "before": [{"line": 6, "text": "def main() -> None:"}], "after": [{"line": 8, "text": ""}]},
+        {
+            "path": "src/app.py",
+            "size": 151,
+            "mtime": MTIME,
+            "line": 3,
+            "text": "from util.helpers import greet",
+            "before": [{"line": 2, "text": ""}],
+            "after": [{"line": 4, "text": ""}],
+        },
+        {
+            "path": "src/app.py",
+            "size": 151,
+            "mtime": MTIME,
+            "line": 7,
+            "text": '    print(greet("world"))',
+            "before": [{"line": 6, "text": "def main() -> None:"}],
+            "after": [{"line": 8, "text": ""}],
+        },
     ]
 
 
@@ -135,7 +146,7 @@ def test_long_lines_show_a_window_around_the_match(ws, backend, repo):
     res = grep(ws, backend, "NEEDLE", mode="content")
     (hit,) = res.results
     assert hit.text.startswith("[… 2,836 chars] ") and hit.text.endswith(" [… 2,670 chars]")
-    body = hit.text[len("[… 2,836 chars] "): -len(" [… 2,670 chars]")]
+    body = hit.text[len("[… 2,836 chars] ") : -len(" [… 2,670 chars]")]
     assert len(body) == 500 and "NEEDLE" in body
     edge = grep(ws, backend, "x{3}", mode="content").results[0]
     assert edge.text == "x" * 500 + " [… 4,500 chars]"

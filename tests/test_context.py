@@ -9,10 +9,9 @@ from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
 from jitctx.assemble import AssembleConfig, Eviction
-from jitctx.context import context_for_task
+from jitctx.context import DEFAULT_SYSTEM, context_for_task, task_keywords
 from jitctx.errors import QueryError
 from jitctx.refs import FileRef, LineRef, Result
-from jitctx.context import DEFAULT_SYSTEM, task_keywords
 from jitctx.workspace import Workspace
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
@@ -48,7 +47,7 @@ def test_context_for_task_whole_window():
         "[Instructions]\n<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n\n"
         "[Output]\nReply briefly.\n\n"
         "[Evidence]\n"
-        "==> src/app.py:3-7 <==\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet(\"world\"))\n"
+        '==> src/app.py:3-7 <==\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet("world"))\n'
         "==> docs/guide.md:3 <==\n     3\tCall `greet` to say hello.\n"
         "==> src/util/helpers.py (120 bytes) <==\n\n"
         "[Task]\nFix greet in helpers\n"

@@ -30,8 +30,10 @@ def cli_doc(monkeypatch) -> str:
 def tools_doc() -> str:
     from jitctx.tools import export_schemas
 
-    parts = [HEADER, "# jitctx tools\n\nThe four tools as `jitctx tools --format anthropic` prints them "
-             "(`openai` and `openai-responses` carry the same descriptions and properties).\n"]
+    parts = [
+        HEADER,
+        "# jitctx tools\n\nThe four tools as `jitctx tools --format anthropic` prints them (`openai` and `openai-responses` carry the same descriptions and properties).\n",
+    ]
     for tool in export_schemas("anthropic"):
         parts += [f"\n## {tool['name']}\n\n{tool['description']}\n\n```json\n", json.dumps(tool["input_schema"], indent=2), "\n```\n"]
     return "".join(parts)
@@ -50,6 +52,4 @@ def test_generated_docs_are_current(name, monkeypatch):
     path = DOCS / name
     if os.environ.get("JITCTX_REGEN_DOCS"):
         path.write_text(text, encoding="utf-8")
-    assert path.is_file() and path.read_text(encoding="utf-8") == text, (
-        f"docs/{name} is stale: regenerate with JITCTX_REGEN_DOCS=1 python -m pytest tests/test_docs.py"
-    )
+    assert path.is_file() and path.read_text(encoding="utf-8") == text, f"docs/{name} is stale: regenerate with JITCTX_REGEN_DOCS=1 python -m pytest tests/test_docs.py"

@@ -73,13 +73,11 @@ def test_glob_empty_result_says_what_was_searched(ws):
     res = ws.glob("**/[r]*.rs")  # not a plain suffix: every path is looked at and counted
     assert res.results == [] and res.total == 0
     assert res.notice == (
-        "no files match '**/[r]*.rs' in the repository (22 searched: tracked and untracked-not-ignored "
-        "files; ignored files were not searched (include_ignored=true widens))."
+        "no files match '**/[r]*.rs' in the repository (22 searched: tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens))."
     )
     res = ws.glob("**/*.rs")  # a plain suffix: git drops tracked paths that cannot match, so no count
     assert res.notice == (
-        "no files match '**/*.rs' in the repository (searched: tracked and untracked-not-ignored "
-        "files; ignored files were not searched (include_ignored=true widens))."
+        "no files match '**/*.rs' in the repository (searched: tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens))."
     )
 
 

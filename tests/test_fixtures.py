@@ -5,7 +5,6 @@ listing its files (one per line, relative to the repo).
 """
 
 import pytest
-
 from conftest import FIXTURES
 
 NAMES = sorted(p.name for p in FIXTURES.iterdir() if p.is_dir())

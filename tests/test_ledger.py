@@ -10,14 +10,10 @@ import os
 import threading
 from pathlib import Path
 
-
-from jitctx.ledger import MISSING, Delivery, Ledger, Seen, judge, observe
-from jitctx.workspace import Refreshed
-from jitctx.workspace import Workspace
-
-
 from watch_support import FakePrefix, _no_threads_left, fake_preload  # noqa: E402,F401  (fixtures)
 
+from jitctx.ledger import MISSING, Delivery, Ledger, Seen, judge, observe
+from jitctx.workspace import Refreshed, Workspace
 
 # -- pure: judge -----------------------------------------------------------------
 
@@ -36,7 +32,11 @@ def test_judge_same_bytes_is_fresh_even_if_stat_moved():
 
 def test_judge_changed_bytes_is_stale_with_both_heads():
     assert judge(_delivery(_seen("x")), _seen("y"), "b" * 40) == {
-        "path": "AGENTS.md", "kind": "preload", "change": "changed", "old_head": "a" * 40, "new_head": "b" * 40,
+        "path": "AGENTS.md",
+        "kind": "preload",
+        "change": "changed",
+        "old_head": "a" * 40,
+        "new_head": "b" * 40,
     }
 
 

@@ -56,8 +56,6 @@ def test_brace_globs_match_either_choice():
     assert rx.match("src/a/b.tsx") and rx.match("src/b.ts") and not rx.match("src/b.js")
 
 
-
-
 def test_brace_alternatives_are_linear_not_expanded():
     pattern = "{a,b}" * 18 + "*.py"  # 262,144 globs if expanded
     rx = compile_glob(pattern)
@@ -99,9 +97,7 @@ def test_entries_containing_works_on_str_and_bytes():
 
 # pathspec's gitignore translation is the reference for brace-free globs
 _SEG = st.sampled_from(["a", "b", "*", "?", "**", "*.py", "x?", "[ab]", "[!a]c", "d*e", ".h"])
-_GLOB = st.lists(_SEG, min_size=1, max_size=4).map("/".join).flatmap(
-    lambda g: st.sampled_from([g, "/" + g, g + "/", "**/" + g])
-)
+_GLOB = st.lists(_SEG, min_size=1, max_size=4).map("/".join).flatmap(lambda g: st.sampled_from([g, "/" + g, g + "/", "**/" + g]))
 _PATH = st.lists(st.sampled_from(["a", "b", "c", "x1", "a.py", "ac", "bc", "dxe", ".h", "q"]), min_size=1, max_size=5).map("/".join)
 
 

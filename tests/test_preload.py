@@ -85,10 +85,7 @@ def test_empty_override_is_skipped_and_reported(pre):
     p = ws_of(pre).preload("empty")
     assert p.text == ROOT + "\n==> empty/AGENTS.md (instructions for empty/) <==\n# empty dir rules\n\nThe override above me is empty.\n\n" + README
     assert ("empty/AGENTS.override.md", "empty") in [(f.path, f.reason) for f in p.files]
-    assert p.warnings == (
-        "empty/AGENTS.override.md is empty, so it was skipped and empty/AGENTS.md loads instead "
-        "(delete it, or give it content to replace empty/AGENTS.md)",
-    )
+    assert p.warnings == ("empty/AGENTS.override.md is empty, so it was skipped and empty/AGENTS.md loads instead (delete it, or give it content to replace empty/AGENTS.md)",)
 
 
 def test_whitespace_only_file_counts_as_empty(pre):
@@ -253,10 +250,10 @@ def test_cut_on_line_boundaries_with_a_marker_naming_file_kept_and_head_call(pre
     body = p.text.split("\n")
     assert body[0] == "==> AGENTS.md (instructions for the whole repository) <=="
     k = len(body) - 3  # label, k lines, marker, final ""
-    assert body[1:1 + k] == lines_of(k).rstrip("\n").split("\n")
+    assert body[1 : 1 + k] == lines_of(k).rstrip("\n").split("\n")
     assert body[-2] == f"[… AGENTS.md cut to fit the preload budget: kept lines 1-{k} of 300; read on with head path=AGENTS.md start={k + 1}]"
     assert p.files[0].truncated and p.files[0].reason == "cut"
-    assert "AGENTS.md was cut to fit budget=500 tokens: kept %d lines" % k in p.warnings
+    assert f"AGENTS.md was cut to fit budget=500 tokens: kept {k} lines" in p.warnings
     # the head call the marker names reads on exactly where the cut was
     assert ws.head("AGENTS.md", 1, start=k + 1).results[0].content == lines_of(k + 1).split("\n")[k] + "\n"
 
@@ -286,8 +283,7 @@ def test_tiny_budget_drops_root_most_first(pre):
     assert [f.reason for f in p.files if f.reason != "empty"] == ["omitted", "omitted", "included", "omitted"]
     assert "AGENTS.md was left out of the prefix: budget=60 tokens has no room for it; read it with head path=AGENTS.md" in p.warnings
     assert p.warnings[-1] == (
-        "README.md was left out of the prefix: readme_budget=2,000 and what the instruction files left of budget=60 "
-        "have no room for it; read it with head path=README.md"
+        "README.md was left out of the prefix: readme_budget=2,000 and what the instruction files left of budget=60 have no room for it; read it with head path=README.md"
     )
 
 

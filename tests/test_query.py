@@ -5,13 +5,27 @@ import pytest
 from jitctx.errors import QueryError
 from jitctx.query import FindQuery, HeadQuery, SearchQuery, TailQuery, params
 
-
 # -- SearchQuery ---------------------------------------------------------------------
 
 
 def test_query_defaults():
     q = SearchQuery.make(pattern="x")
-    assert q == SearchQuery(pattern="x", path=".", glob=(), ignore_case=False, fixed_strings=False, multiline=False, before=0, after=0, mode="files", limit=100, offset=0, include_ignored=False, backend="auto", timeout=20.0)
+    assert q == SearchQuery(
+        pattern="x",
+        path=".",
+        glob=(),
+        ignore_case=False,
+        fixed_strings=False,
+        multiline=False,
+        before=0,
+        after=0,
+        mode="files",
+        limit=100,
+        offset=0,
+        include_ignored=False,
+        backend="auto",
+        timeout=20.0,
+    )
 
 
 @pytest.mark.parametrize(
@@ -55,7 +69,6 @@ def test_query_limit_is_clamped_with_a_notice():
 def test_query_multiline_allows_line_breaks_and_glob_string_is_one_glob():
     q = SearchQuery.make(pattern="a\nb", multiline=True, glob="*.py")
     assert q.glob == ("*.py",)
-
 
 
 def test_unknown_and_missing_arguments_are_named():

@@ -27,9 +27,7 @@ def test_text_is_one_line_per_ref_with_size_and_age():
 
 def test_excerpt_text_numbers_lines():
     e = Excerpt("a.txt", 12, NOW - 86400 * 2, 5, 6, 9, "five\nsix\n", tokens=3)
-    assert render_text(Result("head", [e], total=1), now=NOW) == (
-        "==> a.txt (lines 5-6 of 9, 12 B, 2d ago, 3 tokens) <==\n     5\tfive\n     6\tsix"
-    )
+    assert render_text(Result("head", [e], total=1), now=NOW) == ("==> a.txt (lines 5-6 of 9, 12 B, 2d ago, 3 tokens) <==\n     5\tfive\n     6\tsix")
 
 
 def test_uncounted_tail_numbers_from_the_end():
@@ -53,7 +51,13 @@ def test_stale_then_instructions_come_first():
 def test_human_units_and_ages():
     assert [human_size(n) for n in (0, 1023, 1024, 5 << 20, 3 << 30)] == ["0 B", "1023 B", "1.0 KB", "5.0 MB", "3.0 GB"]
     assert [age(NOW - d, NOW) for d in (5, 120, 7200, 86400 * 3, 86400 * 40, 86400 * 400, -50)] == [
-        "just now", "2m ago", "2h ago", "3d ago", "1mo ago", "1y ago", "just now",
+        "just now",
+        "2m ago",
+        "2h ago",
+        "3d ago",
+        "1mo ago",
+        "1y ago",
+        "just now",
     ]
 
 

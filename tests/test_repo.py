@@ -316,7 +316,7 @@ def test_a_listing_under_a_folder_walks_only_it_and_keeps_root_relative_paths(re
         assert sorted(listed) == sorted(p for p in everything if p.startswith(under + "/")), under
         for cmd in spawned:  # every git process is told to stay in the folder
             cmd = _git(cmd)
-            assert cmd[cmd.index("--") + 1:] and all(a == under or a.startswith(under + "/") for a in cmd[cmd.index("--") + 1:])
+            assert cmd[cmd.index("--") + 1 :] and all(a == under or a.startswith(under + "/") for a in cmd[cmd.index("--") + 1 :])
     assert [p for chunk in r.file_chunks(under="build") for p in chunk] == ["build/out.txt"]
 
 

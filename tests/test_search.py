@@ -52,22 +52,51 @@ def _b64(raw: bytes) -> str:
 
 
 def test_parse_json_match_with_text_path():
-    line = json.dumps({"type": "match", "data": {"path": {"text": "src/a.py"}, "lines": {"text": "x = greet()\r\n"},
-                       "line_number": 7, "absolute_offset": 0, "submatches": [{"match": {"text": "greet"}, "start": 4, "end": 9}]}})
+    line = json.dumps(
+        {
+            "type": "match",
+            "data": {
+                "path": {"text": "src/a.py"},
+                "lines": {"text": "x = greet()\r\n"},
+                "line_number": 7,
+                "absolute_offset": 0,
+                "submatches": [{"match": {"text": "greet"}, "start": 4, "end": 9}],
+            },
+        }
+    )
     assert rg_mod.parse_json_line(line) == ("match", "src/a.py", [rg_mod.Match(7, "x = greet()", ((4, 9),))])
 
 
 def test_parse_json_bytes_path_and_line():
-    line = json.dumps({"type": "match", "data": {"path": {"bytes": _b64(b"caf\xe9.txt")}, "lines": {"bytes": _b64(b"caf\xe9 needle\n")},
-                       "line_number": 1, "absolute_offset": 0, "submatches": [{"match": {"text": "needle"}, "start": 5, "end": 11}]}})
+    line = json.dumps(
+        {
+            "type": "match",
+            "data": {
+                "path": {"bytes": _b64(b"caf\xe9.txt")},
+                "lines": {"bytes": _b64(b"caf\xe9 needle\n")},
+                "line_number": 1,
+                "absolute_offset": 0,
+                "submatches": [{"match": {"text": "needle"}, "start": 5, "end": 11}],
+            },
+        }
+    )
     kind, path, matches = rg_mod.parse_json_line(line.encode())
     assert (kind, path) == ("match", os.fsdecode(b"caf\xe9.txt"))
     assert matches == [rg_mod.Match(1, "caf\ufffd needle", ((5, 11),), replaced=True)]
 
 
 def test_parse_json_multiline_block_becomes_one_match_per_covered_line():
-    line = json.dumps({"type": "match", "data": {"path": {"text": "m.txt"}, "lines": {"text": "a\nb\nc a\nb\n"}, "line_number": 1,
-                       "submatches": [{"match": {"text": "a\nb"}, "start": 0, "end": 3}, {"match": {"text": "a\nb"}, "start": 6, "end": 9}]}})
+    line = json.dumps(
+        {
+            "type": "match",
+            "data": {
+                "path": {"text": "m.txt"},
+                "lines": {"text": "a\nb\nc a\nb\n"},
+                "line_number": 1,
+                "submatches": [{"match": {"text": "a\nb"}, "start": 0, "end": 3}, {"match": {"text": "a\nb"}, "start": 6, "end": 9}],
+            },
+        }
+    )
     _, _, matches = rg_mod.parse_json_line(line)
     assert matches == [
         rg_mod.Match(1, "a", ((0, 1),)),
@@ -195,10 +224,7 @@ def test_cli_pattern_after_double_dash_is_searched_for(repo, capsys):
 
 
 def test_default_grep_does_not_load_the_tokenizer_and_max_tokens_does(repo):
-    code = (
-        "import sys; from jitctx.adapters.cli import main; "
-        "main(sys.argv[1:]); sys.stderr.write('TIKTOKEN=%s' % ('tiktoken' in sys.modules))"
-    )
+    code = "import sys; from jitctx.adapters.cli import main; main(sys.argv[1:]); sys.stderr.write('TIKTOKEN=%s' % ('tiktoken' in sys.modules))"
     env = {**os.environ, "PYTHONPATH": str(ROOT)}
     plain = subprocess.run([sys.executable, "-c", code, "grep", "greet", "--root", str(repo.root)], env=env, capture_output=True, text=True)
     assert "TIKTOKEN=False" in plain.stderr
@@ -272,8 +298,7 @@ def test_time_cap_returns_partial_results_marked_truncated_rg(repo, monkeypatch,
     assert time.monotonic() - start < 10
     assert [r.path for r in res.results] == ["docs/guide.md"] and res.truncated
     assert res.notice == (
-        "stopped at the time cap (0.5 s): results are partial (1 matching file found so far) "
-        "and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
+        "stopped at the time cap (0.5 s): results are partial (1 matching file found so far) and may not be in full path order; narrow with path=... or glob=..., or raise timeout."
     )
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import pytest
+from fakes_assemble import FakePreload
 
 from jitctx.errors import QueryError
 from jitctx.refs import Excerpt, FileRef, LineRef, Result
@@ -17,7 +18,6 @@ from jitctx.sources import (
     preload_source,
     task_source,
 )
-from fakes_assemble import FakePreload
 
 # -- Source ----------------------------------------------------------------------
 

@@ -4,8 +4,8 @@ import socket
 
 import pytest
 
-from jitctx.tokens import TiktokenTokenizer, Tokenizer, fit_lines, get_tokenizer
 from jitctx.errors import TokenizerError
+from jitctx.tokens import TiktokenTokenizer, Tokenizer, fit_lines, get_tokenizer
 
 
 @pytest.fixture

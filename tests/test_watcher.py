@@ -9,8 +9,8 @@ from __future__ import annotations
 
 import hashlib
 import json
-import math
 import logging
+import math
 import os
 import queue
 import subprocess
@@ -42,7 +42,6 @@ def head(root: Path) -> str:
 
 
 from watch_support import FakePrefix, _no_threads_left, fake_preload  # noqa: E402,F401  (fixtures)
-
 
 # -- pure: classify ----------------------------------------------------------
 

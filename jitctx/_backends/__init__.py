@@ -27,6 +27,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Match", "Outcome", "SearchBackend", "Spec", "pick_backend", "unclosed_group"]
 
+
 @dataclass(frozen=True, slots=True)
 class Spec:
     """What to search, already validated and resolved.

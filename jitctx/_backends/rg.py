@@ -147,7 +147,7 @@ def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
     if "regex parse error" not in text and "is not allowed in a regex" not in text and "error parsing" not in text:
         return None
     lines = text.splitlines()
-    message = next((ln[len("error: "):] for ln in lines if ln.startswith("error: ")), None) or lines[0].removeprefix("rg: ")
+    message = next((ln[len("error: ") :] for ln in lines if ln.startswith("error: ")), None) or lines[0].removeprefix("rg: ")
     pos = None
     for i, ln in enumerate(lines):
         if ln.strip() and set(ln.strip()) == {"^"} and i > 0:
@@ -175,7 +175,7 @@ def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
             continue
         path = os.fsdecode(m.group(1))
         if path.startswith(root):
-            path = path[len(root):]
+            path = path[len(root) :]
         path = path[2:] if path.startswith("./") else path
         reason = "vanished" if m.group(3) == b"2" else "unreadable"
         out.append(Skipped(path, reason))

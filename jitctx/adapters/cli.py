@@ -13,7 +13,6 @@ import sys
 
 from .. import __version__
 
-
 __all__ = ["build_parser", "main"]
 
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2

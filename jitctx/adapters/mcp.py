@@ -326,4 +326,3 @@ def serve(root: str | os.PathLike | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     return 0
-

@@ -131,10 +131,7 @@ _TOOLS = (
 )
 _TOOL_MAX_TOKENS = replace(MAX_TOKENS, default=DEFAULT_MAX_TOKENS)
 
-TOOLS: dict[str, ToolSpec] = {
-    name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS))
-    for name, query, description in _TOOLS
-}
+TOOLS: dict[str, ToolSpec] = {name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS)) for name, query, description in _TOOLS}
 
 
 def export_schemas(format: str = "openai") -> list[dict]:
@@ -219,7 +216,9 @@ def _check(tool: str, p: Param, value: object) -> object:
         return value
     if kind == "boolean":
         if not isinstance(value, bool):
-            raise _bad(tool, p.name, f"{p.name} must be true or false, got {_type_name(value)} {_short(value)}", f"pass {p.name}: true or {p.name}: false (JSON booleans, no quotes)")
+            raise _bad(
+                tool, p.name, f"{p.name} must be true or false, got {_type_name(value)} {_short(value)}", f"pass {p.name}: true or {p.name}: false (JSON booleans, no quotes)"
+            )
         return value
     if kind == "string":
         if not isinstance(value, str):
@@ -261,9 +260,19 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
         try:
             arguments = json.loads(arguments)
         except (ValueError, UnicodeDecodeError) as exc:
-            raise QueryError(f"{name}: arguments are not valid JSON ({exc}): {_short(arguments if isinstance(arguments, str) else repr(arguments))}", hint='send a JSON object such as {"pattern": "**/*.py"}', field="arguments", tool=name) from None
+            raise QueryError(
+                f"{name}: arguments are not valid JSON ({exc}): {_short(arguments if isinstance(arguments, str) else repr(arguments))}",
+                hint='send a JSON object such as {"pattern": "**/*.py"}',
+                field="arguments",
+                tool=name,
+            ) from None
     if not isinstance(arguments, dict):
-        raise QueryError(f"{name}: arguments must be a JSON object, got {_type_name(arguments)} {_short(arguments)}", hint='send a JSON object such as {"path": "README.md"}', field="arguments", tool=name)
+        raise QueryError(
+            f"{name}: arguments must be a JSON object, got {_type_name(arguments)} {_short(arguments)}",
+            hint='send a JSON object such as {"path": "README.md"}',
+            field="arguments",
+            tool=name,
+        )
     known = {p.name: p for p in spec.params}
     extra = sorted(k for k in arguments if k not in known)
     if extra:

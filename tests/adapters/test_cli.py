@@ -106,7 +106,10 @@ def test_closed_pipe_exits_quietly(repo):
     env = {**os.environ, "PYTHONPATH": ROOT_OF_PROJECT}
     proc = subprocess.run(
         f"{sys.executable} -m jitctx glob '**/*.txt' --limit 3000 --root {repo.root} | head -n 1",
-        shell=True, capture_output=True, text=True, env=env,
+        shell=True,
+        capture_output=True,
+        text=True,
+        env=env,
     )
     assert proc.stdout.count("\n") == 1
     assert proc.stderr == ""
@@ -162,14 +165,16 @@ def test_file_names_that_are_not_utf8(repo):
     (repo.root / os.fsdecode(name)).write_bytes(b"hello\n")
     proc = subprocess.run(
         [sys.executable, "-m", "jitctx", "glob", "caf*", "--json", "--root", str(repo.root)],
-        capture_output=True, env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
     )
     assert proc.returncode == 0
     d = json.loads(proc.stdout.decode("utf-8"))  # valid UTF-8 JSON
     assert [r["path"] for r in d["results"]] == ["caf\udce9.txt"]
     text = subprocess.run(
         [sys.executable, "-m", "jitctx", "glob", "caf*", "--root", str(repo.root)],
-        capture_output=True, env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
+        capture_output=True,
+        env={**os.environ, "PYTHONPATH": ROOT_OF_PROJECT, "LANG": "C.UTF-8"},
     )
     assert text.returncode == 0 and text.stdout.startswith(name)  # the name's own bytes
 

@@ -33,7 +33,13 @@ pytestmark = pytest.mark.slow
 
 
 def _env(**extra: str) -> dict[str, str]:
-    env = {"PYTHONPATH": str(WORKTREE), "HOME": os.environ["HOME"], "GIT_CONFIG_NOSYSTEM": "1", "GIT_CONFIG_GLOBAL": os.environ["GIT_CONFIG_GLOBAL"], "TIKTOKEN_CACHE_DIR": os.environ["TIKTOKEN_CACHE_DIR"]}
+    env = {
+        "PYTHONPATH": str(WORKTREE),
+        "HOME": os.environ["HOME"],
+        "GIT_CONFIG_NOSYSTEM": "1",
+        "GIT_CONFIG_GLOBAL": os.environ["GIT_CONFIG_GLOBAL"],
+        "TIKTOKEN_CACHE_DIR": os.environ["TIKTOKEN_CACHE_DIR"],
+    }
     env.update(extra)
     return env
 
@@ -85,7 +91,9 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
             assert not gr.is_error and "src/app.py" in [r["path"] for r in gr.structured_content["results"]]
 
             bad = await c.call_tool("glob", {"pattern": "*", "limit": True})
-            assert bad.is_error and _text(bad) == "error (query_error): glob: limit must be an integer, got a boolean true\nhint: pass a JSON number without quotes, e.g. limit: 100"
+            assert (
+                bad.is_error and _text(bad) == "error (query_error): glob: limit must be an integer, got a boolean true\nhint: pass a JSON number without quotes, e.g. limit: 100"
+            )
             missing = await c.call_tool("head", {})
             assert missing.is_error and "missing required argument 'path'" in _text(missing)
             unknown = await c.call_tool("cat", {"path": "x"})
@@ -230,7 +238,10 @@ def test_in_memory_tools_and_resources(repo):
             assert [(r.uri, r.mime_type) for r in res] == [(PRELOAD_URI, "text/markdown")]
             assert [p.name for p in (await c.list_prompts()).prompts] == ["repo_context"]
             out = await c.call_tool("tail", {"path": "text/numbers.txt", "n": 2, "max_tokens": "many"})
-            assert out.is_error and _text(out) == 'error (query_error): tail: max_tokens must be an integer, got a string "many"\nhint: pass a JSON number without quotes, e.g. max_tokens: 4000'
+            assert (
+                out.is_error
+                and _text(out) == 'error (query_error): tail: max_tokens must be an integer, got a string "many"\nhint: pass a JSON number without quotes, e.g. max_tokens: 4000'
+            )
             huge = await c.call_tool("grep", {"pattern": "a" * 100_000})
             assert huge.is_error and huge.structured_content["error"]["message"] == "grep: pattern is 100,000 characters; the limit is 4,096"
 

@@ -177,11 +177,16 @@ def test_cli_start_imports_no_mcp():
 
 # -- argument validation agrees with the schema ---------------------------------
 
-_values = st.one_of(st.none(), st.booleans(), st.integers(-5, 3000), st.floats(allow_nan=False, allow_infinity=False, width=32), st.text(max_size=6), st.lists(st.text(max_size=3), max_size=2))
+_values = st.one_of(
+    st.none(), st.booleans(), st.integers(-5, 3000), st.floats(allow_nan=False, allow_infinity=False, width=32), st.text(max_size=6), st.lists(st.text(max_size=3), max_size=2)
+)
 
 
 @settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(name=st.sampled_from(sorted(TOOLS)), args=st.dictionaries(st.sampled_from(["pattern", "path", "n", "start", "limit", "mode", "sort", "glob", "ignore_case", "context", "max_tokens", "bogus"]), _values, max_size=5))
+@given(
+    name=st.sampled_from(sorted(TOOLS)),
+    args=st.dictionaries(st.sampled_from(["pattern", "path", "n", "start", "limit", "mode", "sort", "glob", "ignore_case", "context", "max_tokens", "bogus"]), _values, max_size=5),
+)
 def test_dispatch_validation_matches_json_schema(name, args):
     """parse_arguments accepts exactly what the schema accepts (null = default; a lone glob string is wrapped)."""
     spec = TOOLS[name]
@@ -255,7 +260,12 @@ def _err(out: ToolOutput) -> dict:
         ("head", {"path": "README.md", "n": 0}, "head: n must be at least 1, got 0", "pass n >= 1"),
         ("head", {"path": "README.md", "n": 5000}, "head: n must be at most 2,000, got 5,000", "pass n <= 2000 and page with start"),
         ("glob", {"pattern": "*", "sort": "name"}, 'glob: sort must be one of mtime, path, size; got "name"', "pass sort: 'mtime' or leave it out"),
-        ("glob", {"pattern": "*", "ignore_case": "yes"}, 'glob: ignore_case must be true or false, got a string "yes"', "pass ignore_case: true or ignore_case: false (JSON booleans, no quotes)"),
+        (
+            "glob",
+            {"pattern": "*", "ignore_case": "yes"},
+            'glob: ignore_case must be true or false, got a string "yes"',
+            "pass ignore_case: true or ignore_case: false (JSON booleans, no quotes)",
+        ),
         ("head", {"path": 7}, "head: path must be a string, got a number 7", "pass path as a JSON string"),
         ("glob", "{pattern: *}", None, 'send a JSON object such as {"pattern": "**/*.py"}'),
         ("glob", "[1, 2]", "glob: arguments must be a JSON object, got an array [1, 2]", 'send a JSON object such as {"path": "README.md"}'),
