@@ -401,7 +401,7 @@ def assemble(
             texts[i.order] = i.text
         else:
             texts[i.order] = i.cut_text
-            cuts.append(Cut(i.source.name, i.source.kind, i.tokens, i.allowance))
+            cuts.append(Cut(i.source.name, i.source.kind, i.tokens, i.allowance or 0))
 
     sections = _structure(final, texts, tok)
     total = sum(s.tokens for s in sections)

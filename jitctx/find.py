@@ -37,7 +37,11 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
         for names in repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1]):
             cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
             searched += len(cands)
-            picked = [r for r in cands if r.endswith(suffix)] if suffix else [r for r in cands if match(r) is not None]
+            if suffix:
+                picked = [r for r in cands if r.endswith(suffix)]
+            else:
+                assert match is not None
+                picked = [r for r in cands if match(r) is not None]
             for rel in picked:
                 path = prefix + rel
                 try:
@@ -102,7 +106,8 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
     literal = _literal_hit(repo, policy, q, prefix) if has_glob_chars(q.pattern) else None
     if literal is not None:
         refs.append(literal)
-        searched = total = 1
+        searched: int | None = 1
+        total = 1
     else:
         hits, searched = _scan(repo, policy, q, prefix)
         total = len(hits)

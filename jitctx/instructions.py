@@ -227,11 +227,11 @@ def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listin
     except OSError as exc:
         if exc.errno == errno.EINVAL:  # not a regular file
             try:
-                st = os.stat(real)
+                seen: os.stat_result | None = os.stat(real)
             except OSError:
-                st = None
-            kind = "a directory" if st is not None and stat.S_ISDIR(st.st_mode) else "not a regular file"
-            return Candidate(rel, real, st, None, "not_a_file"), f"{rel} is {kind}; skipped"
+                seen = None
+            kind = "a directory" if seen is not None and stat.S_ISDIR(seen.st_mode) else "not a regular file"
+            return Candidate(rel, real, seen, None, "not_a_file"), f"{rel} is {kind}; skipped"
         return Candidate(rel, real, None, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
     os.close(fd)
     try:
@@ -299,7 +299,8 @@ def pick_readme(opener: Opener, budget_tokens: int, *, denied=None) -> Pick:
     order = list(README_NAMES)
     lower = {n.lower() for n in README_NAMES}
     order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)
-    skipped, warnings = [], []
+    skipped: list[Candidate] = []
+    warnings: list[str] = []
     for name in order:
         cand, warning = _examine(opener, ".", name, budget_tokens, listing, denied)
         if warning:

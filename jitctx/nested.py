@@ -157,7 +157,8 @@ class NestedInstructions:
         return out, delivered
 
     def _entry(self, d: str, c: Candidate, content: bool) -> dict:
-        entry: dict[str, object] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": mtime_of(c.st)}  # type: ignore[union-attr]
+        assert c.st is not None  # a picked file was read
+        entry: dict[str, object] = {"path": c.path, "dir": d, "size": c.st.st_size, "mtime": mtime_of(c.st)}
         if not content:
             return entry
         loaded = c.loaded

@@ -238,9 +238,9 @@ def _allocate(tok, inst: list[_Block], readme: _Block | None, budget: int, readm
             continue
         victim = max((b for b in inst if b.kept is not None), key=lambda b: b.alloc)
         victim.alloc = max(0, tok.count(victim.text) - over)
-    for b in (*inst, readme):  # pragma: no cover - never seen: give up visibly, every file omitted
-        if b is not None:
-            b.kept, b.text, b.cut = None, "", False
+    for gone in (*inst, readme):  # pragma: no cover - never seen: give up visibly, every file omitted
+        if gone is not None:
+            gone.kept, gone.text, gone.cut = None, "", False
     return ""
 
 
@@ -326,6 +326,7 @@ def preload(
 
     for b in (*inst, *([readme] if readme else [])):
         loaded = b.cand.loaded
+        assert loaded is not None  # a picked file was read
         label_cost = count_memo(tok, loaded, "label:" + b.label, lambda b=b: b.label + "\n")
         body = count_memo(tok, loaded, "text", lambda loaded=loaded: loaded.text) if loaded.complete else None
         b.demand = label_cost + body + 1 if body is not None else 1 << 62
@@ -338,7 +339,7 @@ def preload(
 
     out: list[PreloadFile] = []
     delivered: list[Delivered] = []
-    for c, reason, b in files:
+    for c, reason, block in files:
         st, loaded = c.st, c.loaded
         size = st.st_size if st is not None else None
         mtime = mtime_of(st) if st is not None else None
@@ -349,30 +350,30 @@ def preload(
         truncated = False
         if reason == "duplicate":
             note = f"same file as {seen[c.identity]}; loaded once"  # type: ignore[index]
-        elif b is not None:
-            if b.kept is None:
+        elif block is not None:
+            if block.kept is None:
                 reason = "omitted"
                 note = "no room in the budget even for its label"
-                if b.kind == "readme":
+                if block.kind == "readme":
                     room = f"readme_budget={readme_budget:,} and what the instruction files left of budget={budget:,} have"
                 else:
                     room = f"budget={budget:,} tokens has"
                 warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with head path={c.path}")
             else:
-                reason = "cut" if b.cut else "included"
-                truncated = b.cut
-                kept = b.lines[: b.kept]
-                included = tok.count("".join(line + "\n" for line in kept)) if b.cut else (whole if whole is not None else 0)
-                if b.cut:
-                    note = b.marker(b.kept)[2:-1]
-                    if b.kind == "instructions":
-                        warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {b.kept:,} lines")
+                reason = "cut" if block.cut else "included"
+                truncated = block.cut
+                kept = block.lines[: block.kept]
+                included = tok.count("".join(line + "\n" for line in kept)) if block.cut else (whole if whole is not None else 0)
+                if block.cut:
+                    note = block.marker(block.kept)[2:-1]
+                    if block.kind == "instructions":
+                        warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {block.kept:,} lines")
                 if loaded.replaced:  # type: ignore[union-attr]
                     warnings.append(f"{c.path} has invalid UTF-8; it was replaced with U+FFFD")
                 delivered.append(Delivered(c.path, c.real, "preload", named=policy.root / c.path))
-        out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason, note))
+        out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason or "included", note))
 
-    identities = tuple(c.identity for c, reason, b in files if c.identity is not None and reason is None)
+    identities = tuple(c.identity for c, reason, _ in files if c.identity is not None and reason is None)
     data = text.encode("utf-8")
     pre = Preload(tuple(out), text, tokens, budget, hashlib.sha256(data).hexdigest(), head, tuple(warnings), target.path, len(data))
     return pre, Covered(tuple(chain), tuple(delivered), identities)

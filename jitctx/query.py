@@ -89,7 +89,7 @@ def check_bool(name: str, value: object) -> bool:
 def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
     if value not in choices:
         raise QueryError(f"{name} must be one of {', '.join(choices)}; got {value!r}", field=name)
-    return value  # type: ignore[return-value]
+    return str(value)
 
 
 # -- parameter definitions ------------------------------------------------------------
@@ -193,7 +193,7 @@ class Query:
             checked[p.name], notice = _check(p, value)
             if notice:
                 notices.append(notice)
-        return cls._checked(checked, " ".join(notices) or None)  # type: ignore[attr-defined]
+        return cls._checked(checked, " ".join(notices) or None)
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None):
@@ -209,14 +209,13 @@ def _check(p: Param, value: object) -> tuple[object, str | None]:
     if p.kind == "bool":
         return check_bool(p.name, value), None
     if p.kind == "int":
-        lo = int(a.minimum) if a.minimum is not None else 0
-        hi = int(a.maximum) if a.maximum is not None else None
-        return check_count(p.name, value, minimum=lo, maximum=hi, clamp=a.clamp)
+        top = int(a.maximum) if a.maximum is not None else None
+        return check_count(p.name, value, minimum=int(a.minimum or 0), maximum=top, clamp=a.clamp)
     if p.kind == "float":
-        lo = a.minimum if a.minimum is not None else 0.0
-        hi = a.maximum if a.maximum is not None else math.inf
-        if isinstance(value, bool) or not isinstance(value, (int, float)) or not lo < value <= hi:
-            raise QueryError(f"{p.name} must be a number of seconds in ({lo:g}, {hi:g}], got {value!r}", hint=f"pass {p.name}={p.default:g}", field=p.name)
+        low = float(a.minimum or 0.0)
+        high = float(a.maximum) if a.maximum is not None else math.inf
+        if isinstance(value, bool) or not isinstance(value, (int, float)) or not low < value <= high:
+            raise QueryError(f"{p.name} must be a number of seconds in ({low:g}, {high:g}], got {value!r}", hint=f"pass {p.name}={p.default:g}", field=p.name)
         return float(value), None
     if p.kind == "strs":
         return _strs(p, value), None

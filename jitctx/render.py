@@ -103,7 +103,7 @@ def stale_line(s: dict) -> str:
     """One stale entry as a plain statement of fact (no guess about who changed it)."""
     change = s.get("change", "changed")
     what = {"added": "appeared", "deleted": "was deleted"}.get(change, change)
-    line = f"[stale] {s.get('path')}: {what} {_SINCE.get(s.get('kind'), 'since it was delivered')}"
+    line = f"[stale] {s.get('path')}: {what} {_SINCE.get(str(s.get('kind')), 'since it was delivered')}"
     if s.get("old_head") and s.get("new_head") and s["old_head"] != s["new_head"]:
         line += f" (HEAD {s['old_head'][:8]} -> {s['new_head'][:8]})"
     return line

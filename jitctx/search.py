@@ -196,7 +196,7 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
     denied = len(scope.denied_among(universe))
     ignored = None if q.include_ignored else scope.ignored_count()
     searched = len(universe) - denied
-    scope = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
+    kinds = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
     parts = []
     if ignored is not None:
         parts.append(f"{ignored:,} ignored (include_ignored=true widens)")
@@ -204,7 +204,7 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
         parts.append(f"{binary:,} binary file{'s' if binary != 1 else ''} containing the pattern")
     parts.append(f"{denied:,} denied by policy")
     filters = f", glob={list(q.glob)}" if q.glob else ""
-    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {scope} in scope; not searched: {', '.join(parts)}.")
+    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {kinds} in scope; not searched: {', '.join(parts)}.")
     return {"binary": binary, "denied": denied, "ignored": ignored}
 
 

@@ -78,9 +78,10 @@ class Source:
     name: str
     kind: str
     content: str
-    priority: int | None = None
-    stable: bool | None = None
-    protected: bool | None = None
+    # ``None`` in: the kind's default, filled in by ``__post_init__``
+    priority: int = None  # type: ignore[assignment]
+    stable: bool = None  # type: ignore[assignment]
+    protected: bool = None  # type: ignore[assignment]
     relevance: float = 1.0
     timestamp: float | None = None
     label: str | None = None
@@ -262,7 +263,8 @@ class Message:
         """An OpenAI chat message dict (``role``, ``content``, ``tool_calls``, ``tool_call_id``)."""
         if not isinstance(d, dict):
             raise QueryError(f"a history message must be a Message or a dict, got {type(d).__name__}", field="history")
-        return cls(d.get("role"), d.get("content") or "", tuple(d.get("tool_calls") or ()), d.get("tool_call_id"), d.get("name"), d.get("timestamp"))
+        # every value is checked in __post_init__
+        return cls(d.get("role"), d.get("content") or "", tuple(d.get("tool_calls") or ()), d.get("tool_call_id"), d.get("name"), d.get("timestamp"))  # type: ignore[arg-type]
 
     def render(self) -> str:
         """The message as text lines for the ``[History]`` section."""
@@ -282,7 +284,7 @@ def _call_from_dict(d: object) -> ToolCall:
     if not isinstance(d, dict):
         raise QueryError(f"a tool call must be a ToolCall or an OpenAI-style dict, got {type(d).__name__}", field="tool_calls")
     fn = d.get("function") or {}
-    return ToolCall(d.get("id"), fn.get("name") or d.get("name"), fn.get("arguments", d.get("arguments", "{}")))
+    return ToolCall(d.get("id"), fn.get("name") or d.get("name"), fn.get("arguments", d.get("arguments", "{}")))  # type: ignore[arg-type]  # checked in __post_init__
 
 
 def history_sources(messages: Iterable[Message | dict], *, repair: bool = False) -> tuple[list[Source], list[str]]:
@@ -299,7 +301,7 @@ def history_sources(messages: Iterable[Message | dict], *, repair: bool = False)
     msgs = [m if isinstance(m, Message) else Message.from_dict(m) for m in messages]
     warnings: list[str] = []
     groups: list[tuple[int, list[Message]]] = []
-    current: list[Message] | None = None  # an open tool-call group
+    current: list[Message] = []  # an open tool-call group (empty: none)
     open_calls: dict[str, ToolCall] = {}
     start = 0
 
@@ -325,12 +327,12 @@ def history_sources(messages: Iterable[Message | dict], *, repair: bool = False)
             open_calls.clear()
         if current:
             groups.append((start, current))
-        current = None
+        current = []
 
     answered_ids: set[str] = set()
     for i, m in enumerate(msgs):
         if m.role == "tool":
-            call = open_calls.pop(m.tool_call_id, None)
+            call = open_calls.pop(m.tool_call_id or "", None)
             if call is None:
                 if not repair:
                     why = "answers a call that already has a result" if m.tool_call_id in answered_ids else "has no matching tool call before it"
@@ -343,7 +345,7 @@ def history_sources(messages: Iterable[Message | dict], *, repair: bool = False)
                     )
                 warnings.append(f"history: dropped tool result {m.tool_call_id!r} at message {i}: no matching call (repair)")
                 continue
-            answered_ids.add(m.tool_call_id)
+            answered_ids.add(m.tool_call_id or "")
             current.append(m if m.name else Message("tool", m.content, (), m.tool_call_id, call.name, m.timestamp))
             continue
         unanswered(i)
@@ -432,7 +434,7 @@ def evidence_sources(items: Iterable[object] | Result, *, relevance: float | Cal
                     label += f" of {it.total_lines}"
                 body = _numbered(zip(range(it.start_line, it.start_line + len(it.lines)), it.lines))
             out.append(Source(f"evidence:{label}", "evidence", body, relevance=rel(it.path), timestamp=it.mtime, label=label))
-        else:
+        elif isinstance(it, FileRef):
             what = f"{it.size:,} bytes"
             if it.matches is not None:
                 what += f", {it.matches} matching line{'s' if it.matches != 1 else ''}"

@@ -19,6 +19,7 @@ import weakref
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from .ledger import Delivery, Ledger, stat_sig
 
@@ -142,7 +143,7 @@ def _event_filter():
 
 @dataclass
 class _Armed:
-    watch: object
+    watch: Any  # watchdog's ObservedWatch
     ino: int
 
 
@@ -193,7 +194,7 @@ class HeadWatcher:
         self.observer_kind: str | None = None
         self._cond = threading.Condition()
         self._state = _State()
-        self._observer = None
+        self._observer: Any = None  # a watchdog observer, once started
         self._worker: threading.Thread | None = None
         self._armed: dict[str, _Armed] = {}
         self._arm_lock = threading.Lock()

@@ -303,7 +303,7 @@ class Workspace:
         q: queue.Queue = queue.Queue()
         with self._lock:
             started = self._watcher is None
-            first = None
+            first: dict | None = None
             if refresh:
                 if self._preload_args is None:
                     pre = self.preload()

@@ -129,9 +129,9 @@ def parse_count_output(out: bytes) -> dict[str, int]:
     tail = parts.pop()
     paths, nums = parts[::2], parts[1::2]
     if tail or len(paths) != len(nums):  # a cut last line: let the regex keep only whole lines
-        pairs = re.findall(_COUNT_LINE, text)
+        pairs: list[tuple[str, str]] = re.findall(_COUNT_LINE, text)
     else:
-        pairs = zip(paths, nums)
+        pairs = list(zip(paths, nums))
     try:
         counts = {p: int(n) for p, n in pairs}
     except ValueError:
@@ -266,7 +266,7 @@ class RgBackend:
                 timer.daemon = True
                 timer.start()
             try:
-                code = proc.wait()
+                code: int | None = proc.wait()
             finally:
                 if timer is not None:
                     timer.cancel()
@@ -300,7 +300,7 @@ class RgBackend:
             lines: dict[str, set[int]] = {}
             for raw in out.split(b"\n"):
                 parsed = parse_json_line(raw) if raw.strip() else None
-                if parsed and parsed[0] == "match":
+                if parsed and parsed[0] == "match" and parsed[1] is not None:
                     path = parsed[1][2:] if parsed[1].startswith("./") else parsed[1]
                     lines.setdefault(path, set()).update(m.line for m in parsed[2])
             counts = {p: len(s) for p, s in lines.items()}
@@ -320,7 +320,9 @@ class RgBackend:
             # git's side of the universe, listed while rg walks
             extras = pool.submit(tracked_extras, scope, self._excludes) if repo.is_git else None
             if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
-                counts, skipped, cut = {}, [], False  # only its tracked files (found beside) are in the universe
+                counts: dict[str, int] = {}  # only its tracked files (found beside) are in the universe
+                skipped: list[Skipped] = []
+                cut = False
             else:
                 deny_file = self._deny_file(scope)
                 try:
@@ -371,6 +373,7 @@ class RgBackend:
         spec = scope.spec
         out = Outcome(binary=0, denied=0)
         path = spec.file
+        assert path is not None
         if spec.is_denied(path) or not spec.keep(path):
             out.denied = int(spec.is_denied(path))
             return out
@@ -400,7 +403,7 @@ class RgBackend:
             skipped += _skipped_from(err, str(scope.root) + os.sep)
             for raw in out.split(b"\n"):
                 parsed = parse_json_line(raw) if raw.strip() else None
-                if parsed and parsed[0] == "match":
+                if parsed and parsed[0] == "match" and parsed[1] is not None:
                     found.setdefault(parsed[1], []).extend(parsed[2])
             if cut:
                 return found, skipped, True

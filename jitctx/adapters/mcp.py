@@ -255,15 +255,15 @@ class JitctxServer:
         """Re-check the preload every ``poll`` seconds, so an idle client hears of changes too."""
         async with anyio.create_task_group() as tg:
             if self.poll:
-                tg.start_soon(self._poll_loop)
+                tg.start_soon(self._poll_loop, self.poll)
             try:
                 yield {}
             finally:
                 tg.cancel_scope.cancel()
 
-    async def _poll_loop(self) -> None:
+    async def _poll_loop(self, seconds: float) -> None:
         while True:
-            await anyio.sleep(self.poll)
+            await anyio.sleep(seconds)
             await self._notify_stale()
 
 

@@ -282,7 +282,7 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
             field=extra[0],
             tool=name,
         )
-    kwargs = {}
+    kwargs: dict[str, object] = {}
     for p in spec.params:
         value = arguments.get(p.name)
         if value is None:
