@@ -138,6 +138,7 @@ def segment_regex(seg: str) -> str:
     backslash); an invalid class range (``[z-a]``) shows when compiled.
     """
     out: list[str] = []
+    groups = {start: (end, choices) for start, end, choices in _brace_groups(seg)}
     i, n = 0, len(seg)
     while i < n:
         c = seg[i]
@@ -161,15 +162,10 @@ def segment_regex(seg: str) -> str:
                 continue
             out.append(_class_regex(seg[i + 1 : end]))
             i = end + 1
-        elif c == "{":
-            close = _closing_brace(seg, i)
-            choices = _split_choices(seg[i + 1 : close]) if close is not None else []
-            if close is not None and len(choices) > 1:
-                out.append("(?:" + "|".join(segment_regex(ch) for ch in choices) + ")")
-                i = close + 1
-            else:
-                out.append(re.escape(c))
-                i += 1
+        elif c == "{" and i in groups:
+            end, choices = groups[i]
+            out.append("(?:" + "|".join(segment_regex(ch) for ch in choices) + ")")
+            i = end + 1
         else:
             out.append(re.escape(c))
             i += 1
@@ -210,23 +206,6 @@ def _class_regex(body: str) -> str:
         i += 1
     out.append("]")
     return "".join(out)
-
-
-def _closing_brace(seg: str, start: int) -> int | None:
-    depth, i = 0, start
-    while i < len(seg):
-        c = seg[i]
-        if c == "\\":
-            i += 2
-            continue
-        if c == "{":
-            depth += 1
-        elif c == "}":
-            depth -= 1
-            if depth == 0:
-                return i
-        i += 1
-    return None
 
 
 def _strip(pattern: str) -> str:

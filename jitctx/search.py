@@ -16,9 +16,9 @@ import os
 import stat as _stat
 import time
 
-from ._backends import Spec, pick_backend
+from ._backends import SearchBackend, Spec
 from ._backends.scope import Scope
-from .errors import PathError
+from .errors import PathError, QueryError
 from .match import compile_glob
 from .policy import Opener, PathPolicy
 from .query import SearchQuery
@@ -29,6 +29,29 @@ from .text import clean_line, decode, split_lines
 __all__ = ["LONG_LINE", "around_match", "search"]
 
 LONG_LINE = 500  # chars; longer lines are shown as a window around the match
+
+
+def pick_backend(name: str) -> SearchBackend:
+    """``"rg"``, ``"python"``, or ``"auto"`` (rg when its binary is found)."""
+    # imported on use: a grep loads one engine, and nothing else imports them
+    from ._backends import rg
+
+    if name == "python":
+        from ._backends.py import PythonBackend
+
+        return PythonBackend()
+    exe = rg.find_rg()
+    if exe is not None:
+        return rg.RgBackend(exe)
+    if name == "rg":
+        raise QueryError(
+            "backend 'rg' was asked for but the ripgrep binary was not found",
+            hint="install the 'ripgrep' wheel (pip install ripgrep) or pass backend='python'",
+            field="backend",
+        )
+    from ._backends.py import PythonBackend
+
+    return PythonBackend()
 
 
 def _keep(globs: tuple[str, ...], prefix: str):

@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from jitctx import QueryError, Workspace
-from jitctx._backends import Spec, pick_backend
+from jitctx._backends import Spec
 from jitctx._backends import rg as rg_mod
 from jitctx._backends.py import PythonBackend, compile_pattern
 from jitctx._backends.scope import Scope
 from jitctx.adapters import cli
-from jitctx.search import around_match
+from jitctx.search import around_match, pick_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 

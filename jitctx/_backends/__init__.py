@@ -2,7 +2,8 @@
 
 Owns the values a backend receives (``Spec``, with the request's ``Scope``)
 and returns (``Outcome``, ``Match``), the ``SearchBackend`` protocol and
-picking a backend by name. Does not own paging, context lines, long-line
+the one regex-syntax fact both need (where a group is left open). Does
+not own picking a backend (``search``), paging, context lines, long-line
 windows or notices (those are ``search``'s, shared by every backend so both
 give the same results), nor the file universe (``repo``) or the deny list
 (``policy``).
@@ -19,13 +20,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from ..errors import QueryError
 from ..refs import Skipped
 
 if TYPE_CHECKING:
     from .scope import Scope
 
-__all__ = ["Match", "Outcome", "SearchBackend", "Spec", "pick_backend", "unclosed_group"]
+__all__ = ["Match", "Outcome", "SearchBackend", "Spec", "unclosed_group"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,28 +102,6 @@ class SearchBackend(Protocol):
 
     def binary_matches(self, scope: Scope) -> int | None:
         """How many binary files in scope contain a match (for an empty result's notice)."""
-
-
-def pick_backend(name: str) -> SearchBackend:
-    """``"rg"``, ``"python"``, or ``"auto"`` (rg when its binary is found)."""
-    from . import rg
-
-    if name == "python":
-        from .py import PythonBackend
-
-        return PythonBackend()
-    exe = rg.find_rg()
-    if exe is not None:
-        return rg.RgBackend(exe)
-    if name == "rg":
-        raise QueryError(
-            "backend 'rg' was asked for but the ripgrep binary was not found",
-            hint="install the 'ripgrep' wheel (pip install ripgrep) or pass backend='python'",
-            field="backend",
-        )
-    from .py import PythonBackend
-
-    return PythonBackend()
 
 
 def unclosed_group(pattern: str) -> int | None:
