@@ -99,19 +99,24 @@ def parity() -> None:
     from jitctx._backends import Spec
     from jitctx._backends.py import PythonBackend
     from jitctx._backends.rg import RgBackend
+    from jitctx._backends.scope import Scope
 
     repo = synth_repo()
     ws = Workspace(repo)
     backend = RgBackend(_rg())
+
+    def scope(pattern: str) -> Scope:
+        return Scope(ws.repo, ws.policy, Spec(pattern, is_denied=ws.policy.is_denied))
+
     for name, pattern in CASES:
-        ours = set(backend.count(ws, Spec(pattern, is_denied=ws.policy.is_denied)).counts)
+        ours = set(backend.count(scope(pattern)).counts)
         flavour = "-P" if name == "regex" else "-F"  # \d and \b: PCRE in git grep
         proc = subprocess.run(["git", "-c", "core.quotepath=off", "grep", "-I", "-l", "-z", "--untracked", flavour, "-e", pattern], cwd=repo, capture_output=True, check=False)
         theirs = {os.fsdecode(p) for p in proc.stdout.split(b"\0") if p}
         only_ours, only_git = sorted(ours - theirs), sorted(theirs - ours)
         print(f"{name:7} jitctx {len(ours):,} files, git grep {len(theirs):,}; only jitctx: {only_ours[:5]} ({len(only_ours)}), only git grep: {only_git[:5]} ({len(only_git)})")
-        py = PythonBackend().count(ws, Spec(pattern, is_denied=ws.policy.is_denied)).counts
-        rg_counts = backend.count(ws, Spec(pattern, is_denied=ws.policy.is_denied)).counts
+        py = PythonBackend().count(scope(pattern)).counts
+        rg_counts = backend.count(scope(pattern)).counts
         print(f"        python backend {len(py):,} files; same files and per-file line counts as rg: {py == rg_counts}")
 
 
