@@ -300,8 +300,13 @@ def has_glob_chars(pattern: str) -> bool:
 
 
 class DenyRules:
-    """The deny list: base-name globs whose files' content is never shown,
-    and allow globs that win over them (``.env.example``)."""
+    """The deny list: name globs whose files' content is never shown, and
+    allow globs that win over them (``.env.example``).
+
+    Names match case-insensitively (``.ENV``, ``KEY.PEM``: a case-insensitive
+    file system serves them as the same file), and a folder whose name is
+    denied (``.env/``) denies everything below it.
+    """
 
     def __init__(self, deny: tuple[str, ...], allow: tuple[str, ...]) -> None:
         self.deny = tuple(deny)
@@ -311,9 +316,8 @@ class DenyRules:
         self._allow = _names_regex(self.allow)
 
     def is_denied(self, path: str) -> bool:
-        """Whether the file's content must never be shown (by its base name)."""
-        name = path.rpartition("/")[2]
-        return self._deny.match(name) is not None and self._allow.match(name) is None
+        """Whether the file's content must never be shown (by its name or a folder's)."""
+        return any(self._deny.match(name) is not None and self._allow.match(name) is None for name in path.split("/"))
 
 
 def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
@@ -321,7 +325,7 @@ def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
 
     if not globs:
         return re.compile(r"(?!)")
-    return re.compile("|".join(f"(?:{translate(g)})" for g in globs))
+    return re.compile("|".join(f"(?:{translate(g)})" for g in globs), re.IGNORECASE)
 
 
 # -- literal scans --------------------------------------------------------------------

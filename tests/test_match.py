@@ -121,3 +121,10 @@ def test_globs_match_as_pathspec_gitignore_patterns_do(pattern, paths):
     ours = compile_glob(pattern)
     for p in paths:
         assert (ours.match(p) is not None) == (ref.match(p) is not None), (pattern, p)
+
+
+def test_issue_12_deny_names_match_in_any_case_and_deny_a_folder_of_that_name():
+    rules = DenyRules((".env", ".env.*", "*.pem", "*.key"), ("*.example",))
+    assert rules.is_denied(".ENV") and rules.is_denied("a/.Env") and rules.is_denied("KEY.PEM") and rules.is_denied("x/Server.Key")
+    assert rules.is_denied(".env/config.txt") and rules.is_denied("deep/.ENV/x/y.py")
+    assert not rules.is_denied(".ENV.EXAMPLE") and not rules.is_denied("envs/x.txt")

@@ -118,3 +118,19 @@ def test_denied_file_is_refused_by_name_and_through_a_symlink(policy, repo):
 def test_deny_list_is_configurable(repo):
     custom = PathPolicy(repo.root.resolve(), deny=("*.md",), allow=())
     assert custom.is_denied("README.md") and not custom.is_denied(".env")
+
+
+def test_issue_12_denied_names_in_any_case_and_under_a_denied_folder_are_refused(repo):
+    from jitctx import Workspace
+
+    repo.write(".ENV", "API_KEY=zqsecretzq\n")
+    repo.write("KEY.PEM", "-----BEGIN X-----\n")
+    repo.write(".env.d/.env/inner.txt", "inside a denied folder\n")
+    ws = Workspace(repo.root)
+    for path in (".ENV", "KEY.PEM", ".env.d/.env/inner.txt"):
+        with pytest.raises(PathError) as exc:
+            ws.head(path)
+        assert exc.value.reason == "denied"
+    for backend in ("rg", "python"):
+        res = ws.grep("zqsecretzq|inside a denied", backend=backend, mode="content")
+        assert res.results == [], backend

@@ -144,7 +144,9 @@ def parse_count_output(out: bytes) -> dict[str, int]:
 def rg_error(pattern: str, stderr: bytes) -> QueryError | None:
     """A pattern rg refused -> ``QueryError`` naming it, the position and the backend."""
     text = stderr.decode("utf-8", "replace")
-    if "regex parse error" not in text and "is not allowed in a regex" not in text and "error parsing" not in text:
+    # only rg's own verdicts on the pattern: an ignore file's bad glob ("error
+    # parsing glob") is the repository's, never blamed on the caller's pattern
+    if "regex parse error" not in text and "is not allowed in a regex" not in text:
         return None
     lines = text.splitlines()
     message = next((ln[len("error: ") :] for ln in lines if ln.startswith("error: ")), None) or lines[0].removeprefix("rg: ")
@@ -226,7 +228,7 @@ class RgBackend:
         policy = scope.policy
         lines = []
         for d in policy.deny:
-            lines += [d, f"!{d}/"]  # deny files by name; never a directory of that name
+            lines.append(d)  # a file or a folder of that name (rg matches case-sensitively: its output is checked again)
         lines += [f"!{a}" for a in policy.allow]
         if not policy.deny:
             return None
@@ -282,13 +284,17 @@ class RgBackend:
         return out, err, code, cut
 
     def _check(self, spec: Spec, err: bytes, code: int | None, out: bytes) -> None:
-        if code == 2 or (code not in (0, 1, None)):
-            qe = rg_error(spec.pattern, err)
-            if qe is not None:
-                raise qe
-            if not out and not _skipped_from(err, ""):
-                msg = err.decode("utf-8", "replace").strip() or f"exit status {code}"
-                raise BackendError(f"rg failed: {msg}", hint="pass backend='python' to search without ripgrep", backend="rg")
+        """Raise for a refused pattern or refused arguments; anything else rg says
+        (unreadable files, a bad line in an ignore file, "no files were searched")
+        is not an error of the request. rg's stderr is never quoted: it can hold
+        lines of the repository's files."""
+        if code in (0, 1, None):
+            return
+        qe = rg_error(spec.pattern, err)
+        if qe is not None:
+            raise qe
+        if err.startswith(b"error:"):  # its argument parser: a bug on our side, not the request's
+            raise BackendError(f"rg refused its arguments (exit {code})", hint="pass backend='python' to search without ripgrep, and report it", backend="rg")
 
     # -- the count pass ---------------------------------------------------------
 

@@ -119,11 +119,11 @@ def tracked_extras(scope: Scope, excludes: str | None) -> Extras:
     def in_scope(paths: list[str]) -> list[str]:
         return [p for p in paths if p.startswith(prefix) and spec.keep(p)]
 
-    runs = [literal_run(d) for d in policy.deny]
+    runs = [literal_run(d).lower() for d in policy.deny]
     if any(len(r) < 2 for r in runs):
         cands = _decoded(listing.split(b"\0"))
-    else:
-        cands = _decoded(entries_containing(listing, [r.encode("utf-8", "surrogateescape") for r in runs], b"\0"))
+    else:  # deny names match in any case: scan the lower-cased listing (a count: the case of a name does not matter)
+        cands = _decoded(entries_containing(listing.lower(), [r.encode("utf-8", "surrogateescape") for r in runs], b"\0"))
     denied = sum(1 for p in in_scope(cands) if spec.is_denied(p))
     ignored = () if spec.include_ignored else tuple(_ignored_tracked(scope.repo, listing, in_scope, excludes))
     return Extras(listing, denied, ignored)

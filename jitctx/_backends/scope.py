@@ -22,16 +22,18 @@ def denied_among(policy: PathPolicy, paths: list[str]) -> set[str]:
     """The paths the policy denies, without calling its matcher on every path.
 
     A path can only be denied if it contains the longest literal run of some
-    deny glob (``.env``, ``.pem``...): a scan of the NUL-joined listing (a
-    file name may hold a line break, never a NUL) finds those candidates, and
-    the policy's own rule decides each one.
+    deny glob (``.env``, ``.pem``...), in any case: a scan of the lower-cased,
+    NUL-joined listing (a file name may hold a line break, never a NUL) finds
+    those candidates, and the policy's own rule decides each one.
     """
     if not paths or not policy.deny:
         return set()
-    runs = [literal_run(d) for d in policy.deny]
+    runs = [literal_run(d).lower() for d in policy.deny]
     if any(len(r) < 2 for r in runs):  # a deny glob without a useful literal: check everything
         return {p for p in paths if policy.is_denied(p)}
-    return {p for p in entries_containing("\0".join(paths), runs, "\0") if policy.is_denied(p)}
+    low = "\0".join(paths).lower()
+    hits = set(entries_containing(low, runs, "\0"))
+    return {p for p, lp in zip(paths, low.split("\0")) if lp in hits and policy.is_denied(p)}
 
 
 class Scope:
