@@ -27,23 +27,53 @@ __all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root"]
 ROOT_ENV = "JITCTX_ROOT"
 
 
+def working_directory() -> Path:
+    """The process's working directory; ``RepoError`` when it was deleted."""
+    try:
+        return Path(os.getcwd())
+    except OSError:
+        raise RepoError("the working directory no longer exists", hint="cd to an existing directory, or pass --root") from None
+
+
+def _is_git_dir(path: Path) -> bool:
+    """A bare repository or a work tree's git dir (``HEAD``, ``objects/``, ``refs/``)."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
 def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike | None = None) -> Path:
     """Resolve the served root: ``root`` > ``$JITCTX_ROOT`` > git top > cwd.
 
     A ``.git`` file (worktree, submodule) counts as a git top level. Refuses
-    ``/`` and the home directory itself.
+    ``/``, the home directory itself, an empty root (``--root ''``, a set but
+    empty ``$JITCTX_ROOT``), and a git dir or bare repository (all git
+    internals: its ``config`` may hold credentials).
     """
-    start = Path(cwd or os.getcwd())
-    chosen = root if root not in (None, "") else os.environ.get(ROOT_ENV) or None
+    start = Path(cwd) if cwd else working_directory()
+    if root is not None:
+        if str(root).strip() == "":
+            raise RepoError("the root is empty (--root '')", hint="pass --root with a project directory, or leave it out for the git top level of the working directory")
+        chosen, source, fix = str(root), "root", "pass --root with an existing directory"
+    elif ROOT_ENV in os.environ:
+        chosen, source, fix = os.environ[ROOT_ENV], f"${ROOT_ENV}", f"set {ROOT_ENV} to an existing directory, or unset it"
+        if not chosen.strip():
+            raise RepoError(f"{ROOT_ENV} is set but empty", hint=f"set {ROOT_ENV} to a project directory, or unset it")
+    else:
+        chosen = None
     if chosen is not None:
-        path = Path(os.path.expanduser(str(chosen)))
+        path = Path(os.path.expanduser(chosen))
         if not path.is_absolute():
             path = start / path
-        if not path.exists():
-            raise RepoError(f"root {str(chosen)!r} does not exist", hint="pass --root with an existing directory")
-        if not path.is_dir():
-            raise RepoError(f"root {str(chosen)!r} is not a directory", hint="pass --root with a directory")
+        try:
+            exists, is_dir = path.exists(), path.is_dir()
+        except OSError:  # a name too long, a loop
+            exists = is_dir = False
+        if not exists:
+            raise RepoError(f"{source} {chosen!r} does not exist", hint=fix)
+        if not is_dir:
+            raise RepoError(f"{source} {chosen!r} is not a directory", hint=fix.replace("an existing directory", "a directory"))
         resolved = path.resolve()
+        if ".git" in resolved.parts or _is_git_dir(resolved):
+            raise RepoError(f"{source} {chosen!r} is a git dir or a bare repository, not a work tree", hint="pass the work tree's top level (the folder holding .git)")
     else:
         resolved = start.resolve()
         for d in (resolved, *resolved.parents):

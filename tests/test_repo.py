@@ -404,3 +404,31 @@ def test_a_flat_folder_of_many_entries_is_walked_whole(repo):
     assert walk_groups(repo.root / "flat", 2) == [[]]
     assert walk_groups(repo.root, 2, under="flat") == [["flat"]]
     assert len(Repo(repo.root).files()) == len(UNIVERSE) + MAX_UNITS + 1
+
+
+def test_issue_12_empty_roots_git_dirs_and_bare_repositories_are_refused(repo, tmp_path, monkeypatch):
+    with pytest.raises(RepoError, match="the root is empty"):
+        find_root("")
+    monkeypatch.setenv("JITCTX_ROOT", "")
+    with pytest.raises(RepoError, match="JITCTX_ROOT is set but empty"):
+        find_root(None, cwd=repo.root)
+    monkeypatch.setenv("JITCTX_ROOT", str(tmp_path / "nope"))
+    with pytest.raises(RepoError) as exc:
+        find_root(None, cwd=repo.root)
+    assert "$JITCTX_ROOT" in exc.value.message and "JITCTX_ROOT" in exc.value.hint
+    monkeypatch.delenv("JITCTX_ROOT")
+    with pytest.raises(RepoError, match="git dir or a bare repository"):
+        find_root(str(repo.root / ".git"))
+    bare = tmp_path / "bare.git"
+    subprocess.run(["git", "clone", "-q", "--bare", str(repo.root), str(bare)], check=True)
+    with pytest.raises(RepoError, match="git dir or a bare repository"):
+        find_root(str(bare))
+
+
+def test_issue_12_a_deleted_working_directory_is_a_clear_error(tmp_path, monkeypatch):
+    gone = tmp_path / "gone"
+    gone.mkdir()
+    monkeypatch.chdir(gone)
+    gone.rmdir()
+    with pytest.raises(RepoError, match="the working directory no longer exists"):
+        find_root()

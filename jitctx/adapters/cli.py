@@ -122,7 +122,9 @@ def _from_cwd(ws, path: str) -> str:
         return path
     from pathlib import Path
 
-    cwd = Path(os.getcwd()).resolve()
+    from ..repo import working_directory
+
+    cwd = working_directory().resolve()
     if cwd == ws.root or not cwd.is_relative_to(ws.root):
         return path  # as typed: an error message names it as the user wrote it
     rel = os.path.relpath(cwd / path, ws.root)
@@ -311,14 +313,14 @@ def _prefetch(args):
 
     try:
         repo = Repo(find_root(args.root))
-    except (JitctxError, OSError, ValueError):
+        here = Path(os.path.realpath(os.getcwd())) if repo.git is not None else repo.root
+        if not here.is_relative_to(repo.root):
+            here = repo.root
+        folder = Path(os.path.realpath(here / args.path))
+        if not folder.is_dir() or not folder.is_relative_to(repo.root):
+            return repo  # the real call reports it
+    except (JitctxError, OSError, ValueError):  # a bad root or path: left for the real call to report
         return None
-    here = Path(os.path.realpath(os.getcwd())) if repo.git is not None else repo.root
-    if not here.is_relative_to(repo.root):
-        here = repo.root
-    folder = Path(os.path.realpath(here / args.path))
-    if not folder.is_dir() or not folder.is_relative_to(repo.root):
-        return repo  # the real call reports it
     under = "" if folder == repo.root else folder.relative_to(repo.root).as_posix()
     try:
         repo.prefetch(include_ignored=args.include_ignored, suffix=glob_suffix(args.pattern, args.ignore_case), under=under)
