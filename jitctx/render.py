@@ -12,6 +12,7 @@ import time
 from dataclasses import replace
 
 from .refs import Excerpt, FileRef, LineRef, Result
+from .text import show_name
 
 __all__ = ["age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
 
@@ -54,7 +55,7 @@ def render_json(result: Result) -> str:
 
 
 def _ref_line(r: FileRef, now: float | None) -> str:
-    line = f"{r.path}  {human_size(r.size)}  {age(r.mtime, now)}"
+    line = f"{show_name(r.path)}  {human_size(r.size)}  {age(r.mtime, now)}"
     if r.matches is not None:
         line += f"  {r.matches:,} match{'es' if r.matches != 1 else ''}"
     if r.ignored:
@@ -65,9 +66,10 @@ def _ref_line(r: FileRef, now: float | None) -> str:
 
 
 def _line_ref(r: LineRef) -> str:
-    out = [f"{r.path}-{c['line']}-{c['text']}" for c in r.before]
-    out.append(f"{r.path}:{r.line}:{r.text}")
-    out.extend(f"{r.path}-{c['line']}-{c['text']}" for c in r.after)
+    path = show_name(r.path)
+    out = [f"{path}-{c['line']}-{c['text']}" for c in r.before]
+    out.append(f"{path}:{r.line}:{r.text}")
+    out.extend(f"{path}-{c['line']}-{c['text']}" for c in r.after)
     return "\n".join(out)
 
 
@@ -81,7 +83,7 @@ def _excerpt(e: Excerpt, now: float | None) -> str:
         where = f"lines {e.start_line:,}-{e.end_line:,} of {e.total_lines:,}" if e.lines else f"0 lines shown of {e.total_lines:,}"
     tokens = f", {e.tokens:,} tokens" if e.tokens is not None else ""
     flags = " [ignored]" if e.ignored else ""
-    head = f"==> {e.path} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
+    head = f"==> {show_name(e.path)} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
     body = [f"{num:>6}\t{text}" for num, text in zip(numbers, e.lines)]
     return "\n".join([head, *body])
 
@@ -103,7 +105,7 @@ def stale_line(s: dict) -> str:
     """One stale entry as a plain statement of fact (no guess about who changed it)."""
     change = s.get("change", "changed")
     what = {"added": "appeared", "deleted": "was deleted"}.get(change, change)
-    line = f"[stale] {s.get('path')}: {what} {_SINCE.get(str(s.get('kind')), 'since it was delivered')}"
+    line = f"[stale] {show_name(str(s.get('path')))}: {what} {_SINCE.get(str(s.get('kind')), 'since it was delivered')}"
     if s.get("old_head") and s.get("new_head") and s["old_head"] != s["new_head"]:
         line += f" (HEAD {s['old_head'][:8]} -> {s['new_head'][:8]})"
     return line
@@ -111,8 +113,8 @@ def stale_line(s: dict) -> str:
 
 def _instruction(i: dict) -> str:
     if i.get("content") is not None:
-        return f"[instructions] {i['path']} applies to files under {i.get('dir', '.')}/:\n{i['content'].rstrip()}"
-    return f"[instructions] {i['path']} applies to files under {i.get('dir', '.')}/; read it with head path={i['path']}"
+        return f"[instructions] {show_name(i['path'])} applies to files under {show_name(i.get('dir', '.'))}/:\n{i['content'].rstrip()}"
+    return f"[instructions] {show_name(i['path'])} applies to files under {show_name(i.get('dir', '.'))}/; read it with head path={show_name(i['path'])}"
 
 
 def render_text(result: Result, now: float | None = None) -> str:
@@ -121,7 +123,7 @@ def render_text(result: Result, now: float | None = None) -> str:
     parts += [_instruction(i) for i in result.instructions]
     parts += [render_item(r, now) for r in result.results]
     if result.notice:
-        parts.append(f"[{'truncated' if result.truncated else 'note'}] {result.notice}")
+        parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(result.notice)}")  # one line, whatever names it holds
     return "\n".join(parts)
 
 

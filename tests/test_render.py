@@ -67,3 +67,10 @@ def test_stale_lines_state_what_changed_per_kind():
     assert stale_line({"path": "a.py", "kind": "read", "change": "changed", "old_head": "x" * 40, "new_head": "x" * 40}) == "[stale] a.py: changed since you read it"
     assert stale_line({"path": "AGENTS.md", "kind": "preload", "change": "deleted"}) == "[stale] AGENTS.md: was deleted since it was put in the prefix"
     assert stale_line({"path": "src/AGENTS.override.md", "kind": "instructions", "change": "added"}) == "[stale] src/AGENTS.override.md: appeared since it was shown to you"
+
+
+def test_issue_12_names_with_control_characters_are_escaped_in_text():
+    refs = [FileRef("fake\rREADME.md", 1, 0.0), FileRef("a\nb.txt", 1, 0.0)]
+    text = render_text(Result("glob", refs, total=2, notice="see fake\rREADME.md"), now=0.0)
+    assert "\r" not in text and text.splitlines()[0].startswith("fake\\rREADME.md")
+    assert text.splitlines()[1].startswith("a\\nb.txt") and text.splitlines()[2] == "[note] see fake\\rREADME.md"

@@ -252,6 +252,9 @@ _COMMANDS = {
 
 def main(argv: list[str] | None = None) -> int:
     """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error)."""
+    for name in ("stdout", "stderr"):
+        if getattr(sys, name) is None:  # started with the stream closed (`>&-`): write nowhere, quietly
+            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
     parser = build_parser()
     args, extra = parser.parse_known_args(argv)
     if extra and len(extra) == 1 and not extra[0].startswith("-") and getattr(args, "path", None) == ".":
