@@ -120,7 +120,6 @@ def _from_cwd(ws, path: str) -> str:
     """
     if not path or os.path.isabs(path):
         return path
-    from pathlib import Path
 
     from ..repo import working_directory
 
