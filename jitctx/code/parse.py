@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from tree_sitter import Language, Parser, Tree
 
-__all__ = ["LANGUAGES", "language_for", "parse"]
+__all__ = ["LANGUAGES", "kind_names", "language_for", "parse"]
 
 LANGUAGES: tuple[str, ...] = ("c", "cpp", "go", "java", "javascript", "python", "rust", "tsx", "typescript")
 
@@ -123,6 +123,7 @@ def _from_shebang(head: bytes) -> str | None:
 
 _lock = threading.Lock()
 _languages: dict[str, Language] = {}
+_kind_names: dict[str, tuple[str, ...]] = {}
 _local = threading.local()
 
 
@@ -170,6 +171,23 @@ def _load(language: str) -> Language:
 
         return Language(grammar.language())
     raise ValueError(f"no grammar for language {language!r}; known: {', '.join(LANGUAGES)}")
+
+
+def kind_names(language: str) -> tuple[str, ...]:
+    """Node type names by kind id (``node.kind_id``) for ``language``; "" for anonymous kinds.
+
+    Reading ``node.kind_id`` and indexing this is about twice as fast as
+    ``node.type``, which builds a new string on every read.
+    """
+    found = _kind_names.get(language)
+    if found is None:
+        grammar = _language(language)
+        found = tuple(
+            (grammar.node_kind_for_id(i) or "") if grammar.node_kind_is_named(i) else ""
+            for i in range(grammar.node_kind_count)
+        )
+        _kind_names[language] = found
+    return found
 
 
 def _parser(language: str) -> Parser:
