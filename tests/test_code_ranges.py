@@ -1,0 +1,137 @@
+"""Line ranges, doc comments, signatures and line ends, on small inline sources."""
+
+import pytest
+from conftest import FIXTURES
+
+from jitctx.code.outline import SIGNATURE_CAP, outline
+
+
+def rows(language: str, source: bytes) -> list[tuple[str, str, int, int]]:
+    return [(d.kind, d.qualname, d.start_line, d.end_line) for d in outline(language, source).definitions]
+
+
+def signatures(language: str, source: bytes) -> list[str]:
+    return [d.signature for d in outline(language, source).definitions]
+
+
+def test_doc_comment_needs_no_blank_line_between():
+    source = b"# detached\n\n# attached 1\n# attached 2\ndef f():\n    pass\n"
+    assert rows("python", source) == [("function", "f", 3, 6)]
+
+
+def test_trailing_comment_of_the_line_above_is_not_a_doc_comment():
+    source = b"x = 1  # about x\ndef f():\n    pass\n"
+    assert rows("python", source) == [("function", "f", 2, 3)]
+    c = b"int x; /* about x */\nint f(void) { return 0; }\n"
+    assert rows("c", c) == [("function", "f", 2, 2)]
+
+
+def test_comment_above_the_first_statement_of_a_python_block():
+    # tree-sitter puts this comment beside the class body, not inside it.
+    source = b"class A:\n    # about f\n    def f(self):\n        pass\n"
+    assert rows("python", source) == [("class", "A", 1, 4), ("method", "A.f", 2, 4)]
+
+
+def test_comment_after_the_class_line_is_not_the_methods_doc():
+    source = b"class A:  # noqa\n    def f(self):\n        pass\n"
+    assert rows("python", source) == [("class", "A", 1, 3), ("method", "A.f", 2, 3)]
+
+
+def test_decorators_over_several_lines_belong_to_the_definition():
+    source = b'@app.route(\n    "/x",\n)\n@login_required\ndef view():\n    return 1\n'
+    result = outline("python", source)
+    assert rows("python", source) == [("function", "view", 1, 6)]
+    assert result.definitions[0].signature == "def view():"
+
+
+def test_rust_inner_doc_comment_is_not_the_next_items_doc():
+    source = b"//! The crate.\nfn first() {}\n\n/// Outer.\n#[inline]\n/* and more */\nfn second() {}\n"
+    assert rows("rust", source) == [("function", "first", 2, 2), ("function", "second", 4, 7)]
+
+
+def test_javadoc_and_annotations_on_their_own_lines():
+    source = b'class A {\n    /** Doc. */\n    @Override\n    @SuppressWarnings("x")\n    public String toString() { return ""; }\n}\n'
+    result = outline("java", source)
+    assert rows("java", source) == [("class", "A", 1, 6), ("method", "A.toString", 2, 5)]
+    assert result.definitions[1].signature == 'public String toString() { return ""; }'
+
+
+def test_cpp_template_line_belongs_to_the_definition():
+    source = b"template <typename T>\ntemplate <typename U>\nvoid Box<T>::put(U u) {}\n"
+    result = outline("cpp", source)
+    assert rows("cpp", source) == [("method", "Box.put", 1, 3)]
+    assert result.definitions[0].signature == "void Box<T>::put(U u) {}"
+
+
+def test_ts_decorators_inside_the_class():
+    source = b"class C {\n  @Input()\n  @Other()\n  run(): void {}\n}\n"
+    result = outline("typescript", source)
+    assert rows("typescript", source) == [("class", "C", 1, 5), ("method", "C.run", 2, 4)]
+    assert result.definitions[1].signature == "run(): void {}"
+
+
+def test_go_doc_comment_inside_a_type_group():
+    source = b"package p\n\ntype (\n\t// A is a.\n\tA int\n\n\tB int\n)\n"
+    assert rows("go", source) == [("type", "A", 4, 5), ("type", "B", 7, 7)]
+
+
+def test_crlf_gives_the_same_outline_and_no_carriage_returns():
+    lf = (FIXTURES / "code" / "rational.py").read_bytes()
+    crlf = lf.replace(b"\n", b"\r\n")
+    assert rows("python", crlf) == rows("python", lf)
+    assert signatures("python", crlf) == signatures("python", lf)
+    assert not any("\r" in s for s in signatures("python", crlf))
+
+
+def test_lone_carriage_returns_never_reach_a_signature():
+    result = outline("c", b"int f(void)\r{ return 0; }\rint g;\n")
+    assert [d.signature for d in result.definitions] == ["int f(void)"]
+    assert not any("\r" in d.name for d in result.definitions)
+
+
+def test_bom_is_ignored():
+    source = (FIXTURES / "code" / "tree.go").read_bytes()
+    assert rows("go", b"\xef\xbb\xbf" + source) == rows("go", source)
+
+
+def test_names_and_signatures_are_utf8_with_replacement():
+    result = outline("python", b"def caf\xc3\xa9(x):  # \xff\n    pass\n")
+    assert [(d.name, d.signature) for d in result.definitions] == [("café", "def café(x):  # \ufffd")]
+
+
+def test_long_signature_is_capped_with_a_marker():
+    params = ", ".join(f"p{i}" for i in range(200)).encode()
+    result = outline("python", b"def f(" + params + b"):\n    pass\n")
+    sig = result.definitions[0].signature
+    assert len(sig) == SIGNATURE_CAP and sig.endswith("…") and sig.startswith("def f(p0, p1")
+
+
+def test_long_name_is_capped_with_a_marker():
+    result = outline("python", b"def " + b"n" * 5000 + b"():\n    pass\n")
+    d = result.definitions[0]
+    assert d.name == "n" * 199 + "…" and d.qualname == d.name
+
+
+def test_gnu_style_return_type_joins_the_name_line():
+    source = b"static const char *\nname_of(int x)\n{\n  return 0;\n}\n"
+    assert signatures("c", source) == ["static const char * name_of(int x)"]
+
+
+def test_signature_of_a_one_line_member_stops_where_it_ends():
+    source = b"type T struct{}\n\nfunc (T) A() {}; func (T) B() {}\n"
+    assert signatures("go", source) == ["type T struct{}", "func (T) A() {}", "func (T) B() {}"]
+
+
+@pytest.mark.parametrize(
+    ("language", "source"),
+    [
+        ("python", b""),
+        ("python", b"\n\n   \n"),
+        ("c", b"/* only a comment */\n"),
+        ("go", b"package p\n"),
+        ("java", b"package a.b;\nimport c.D;\n"),
+    ],
+)
+def test_nothing_defined_is_an_empty_outline(language, source):
+    result = outline(language, source)
+    assert result.definitions == () and not result.partial
