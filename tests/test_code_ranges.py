@@ -135,3 +135,37 @@ def test_signature_of_a_one_line_member_stops_where_it_ends():
 def test_nothing_defined_is_an_empty_outline(language, source):
     result = outline(language, source)
     assert result.definitions == () and not result.partial
+
+
+def test_issue_error_root_does_not_crash():
+    # Statement-like macros can make the whole tree one ERROR node (kind id 65535, outside the grammar's table).
+    source = (
+        b"static void\nfirst(void) {\n\thelper();\n}\n\nstatic void\nsecond(int n) {\n"
+        b"\tfor (int i = 0; i < n; i++) {\n\t\tBEGIN_BLOCK(a)\n\t\t\tn++;\n\t\tEND_BLOCK(a)\n\n"
+        b'\t\tBEGIN_BLOCK(b)\n\t\t\tn++;\n\t\tEND_BLOCK(b)\n\t}\n\tcheck(n, 0, "x");\n'
+    )
+    result = outline("c", source)
+    assert result.partial
+    assert rows("c", source) == [("function", "first", 1, 4)]
+
+
+def test_definitions_inside_error_nodes_are_still_outlined():
+    # Conditional initialisers derail tree-sitter-c: the function below ends up inside the ERROR node.
+    source = (
+        b'entry table[] = {\n#ifdef LINUX\n    {.name = "a", .fn = run_a},\n#ifdef ARM\n'
+        b'    {.name = "b", .fn = run_b},\n#endif\n#endif\n    {.name = NULL, .fn = NULL}\n};\n\n'
+        b"/* Runs every entry. */\nint run_all(void) {\n    return 0;\n}\n"
+    )
+    result = outline("c", source)
+    assert result.partial
+    assert rows("c", source) == [("function", "run_all", 11, 14)]
+
+
+def test_cpp_specialisation_is_named_by_its_template():
+    source = b"template <>\nstruct formatter<int, char> {\n  void format();\n};\nenum : unsigned { A };\n"
+    assert rows("cpp", source) == [("struct", "formatter", 1, 4), ("method", "formatter.format", 3, 3)]
+
+
+def test_cpp_operator_names_are_normalised():
+    source = b"struct M {\n  M& operator <<(int);\n  M& operator<<(long);\n  void* operator new(unsigned long);\n};\n"
+    assert [d.name for d in outline("cpp", source).definitions] == ["M", "operator<<", "operator<<", "operator new"]

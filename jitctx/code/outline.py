@@ -209,7 +209,7 @@ def innermost_lookup(definitions: Sequence[Definition]) -> Callable[[int], Defin
 class _Ids:
     """A language's ``Rules`` keyed by node kind id (``node.kind_id``), which is cheaper to read than ``node.type``."""
 
-    names: tuple[str, ...]
+    names: dict[int, str]
     handlers: dict[int, Handler]
     containers: frozenset[int]
     wanted: frozenset[int]
@@ -230,10 +230,11 @@ def _compiled(language: str, rules: Rules) -> _Ids:
 
         def ids(types: Iterable[str]) -> frozenset[int]:
             wanted = set(types)
-            return frozenset(i for i, name in enumerate(names) if name in wanted)
+            return frozenset(i for i, name in names.items() if name in wanted)
 
         handlers = {i: rules.handlers[names[i]] for i in ids(rules.handlers)}
-        containers = ids(rules.containers)
+        # Error recovery wraps intact definitions in ERROR nodes: look inside, so whatever parsed is outlined.
+        containers = ids(rules.containers | {"ERROR"})
         found = _IDS[language] = _Ids(
             names=names,
             handlers=handlers,
@@ -284,7 +285,7 @@ class _Walk:
             handler = handlers.get(kind)
             found = None
             if handler is not None:
-                cx.parent_type = names[frame[2].kind_id]
+                cx.parent_type = names.get(frame[2].kind_id, "")
                 enc = frame[4]
                 if enc >= 0:
                     d = defs[enc]
@@ -323,24 +324,27 @@ class _Walk:
         qualname = ".".join(found.prefix + (found.name,))
         if parent is not None:
             qualname = f"{parent.qualname}.{qualname}"
-        outer, outer_frame = self._outer(node, frame) if frame[2].kind_id in self.ids.wrappers else (node, frame)
-        outer_start = outer.start_point
+        if frame[2].kind_id in self.ids.wrappers:
+            outer, outer_frame = self._outer(node, frame)
+        else:
+            outer, outer_frame = node, frame
+        start = outer.start_point
         end = outer.end_point
         core = found.node
-        if core.end_byte > outer.end_byte:
+        if core is not outer and core.end_byte > outer.end_byte:
             end = core.end_point
         # A node that ends with its newline ends on the row before.
-        end_row = end.row - 1 if end.column == 0 and end.row > outer_start.row else end.row
+        end_row = end.row - 1 if end.column == 0 and end.row > start.row else end.row
         defs.append(
             Definition(
-                kind=kind,
-                name=found.name,
-                qualname=qualname,
-                start_line=self._doc_start(outer_start.row, outer_frame) + 1,
-                end_line=end_row + 1,
-                signature=self._signature(core, found.name_node, outer, outer_start),
-                depth=depth,
-                parent=enc if enc >= 0 else None,
+                kind,
+                found.name,
+                qualname,
+                self._doc_start(start.row, outer_frame) + 1,
+                end_row + 1,
+                self._signature(core, found.name_node, outer, start),
+                depth,
+                enc if enc >= 0 else None,
             )
         )
         return len(defs) - 1
@@ -394,29 +398,31 @@ class _Walk:
         ``helper(int x)``), those lines are joined; a definition that ends on
         its first line ends there.
         """
+        ids, data = self.ids, self.data
         anchor = node
         first = node.child(0)
-        if first is not None and (first.kind_id in self.ids.skip or first.kind_id in self.ids.modifiers):
+        if first is not None and (first.kind_id in ids.skip or first.kind_id in ids.modifiers):
             anchor = self._signature_anchor(node)
-        data = self.data
-        point = anchor.start_point
-        at = anchor.start_byte
-        if outer_start.row == point.row and outer.start_byte <= at:
-            start = outer.start_byte
+        if anchor is outer:
+            point, at = outer_start, outer.start_byte
+            start = at
         else:
-            start = at - point.column if point.column <= _LINE_WINDOW else at
+            point, at = anchor.start_point, anchor.start_byte
+            outer_at = outer.start_byte
+            if outer_start.row == point.row and outer_at <= at:
+                start = outer_at
+            else:
+                start = at - point.column if point.column <= _LINE_WINDOW else at
         end = data.find(b"\n", at, at + _LINE_WINDOW)
         if end < 0:
             end = min(len(data), at + _LINE_WINDOW)
-        if name_node is not None:
-            rows = name_node.start_point.row - point.row
-            if 0 < rows <= 2:
-                at = name_node.start_byte
-                end = data.find(b"\n", at, at + _LINE_WINDOW)
-                if end < 0:
-                    end = min(len(data), at + _LINE_WINDOW)
-        end = min(end, max(outer.end_byte, node.end_byte))
-        text = data[start:end]
+        if name_node is not None and name_node.start_byte > end and name_node.start_point.row - point.row <= 2:
+            at = name_node.start_byte
+            end = data.find(b"\n", at, at + _LINE_WINDOW)
+            if end < 0:
+                end = min(len(data), at + _LINE_WINDOW)
+        stop = outer.end_byte if node is outer else max(outer.end_byte, node.end_byte)
+        text = data[start : min(end, stop)]
         if b"\n" in text or b"\r" in text:
             text = b" ".join(p for p in (line.split(b"\r", 1)[0].strip() for line in text.split(b"\n")) if p)
         return clip(text.strip(), SIGNATURE_CAP)

@@ -276,7 +276,12 @@ def _function_name(node: Node, cx: Context) -> str:
         name = _field(node, "name")
         if name is not None:
             return cx.text(name)
-    return cx.text(node)
+    text = cx.text(node)
+    if node.type == "operator_name":
+        # ``operator <<`` and ``operator<<`` are one name; ``operator new`` keeps its space.
+        rest = "".join(text[len("operator") :].split())
+        text = f"operator {rest}" if rest[:1].isalpha() else f"operator{rest}"
+    return text
 
 
 def _function(node: Node, declarator: Node, cx: Context, cpp: bool, walk: Node | None) -> Found:
@@ -312,7 +317,11 @@ def _specifier(spec: Node, cx: Context, name_node: Node | None = None) -> Found 
     target = named
     if named.type == "qualified_identifier":
         prefix, target = _qualified(named, cx)
-    return Found(_SPECIFIERS[spec.type], cx.text(target), spec, named, prefix, walk=body)
+    # A specialisation (``struct formatter<int> {``) is named by its template.
+    name = _scope_name(target, cx)
+    if not name:
+        return None
+    return Found(_SPECIFIERS[spec.type], name, spec, named, prefix, walk=body)
 
 
 def _c_specifier(node: Node, cx: Context) -> list[Found] | None:
