@@ -169,3 +169,23 @@ def test_cpp_specialisation_is_named_by_its_template():
 def test_cpp_operator_names_are_normalised():
     source = b"struct M {\n  M& operator <<(int);\n  M& operator<<(long);\n  void* operator new(unsigned long);\n};\n"
     assert [d.name for d in outline("cpp", source).definitions] == ["M", "operator<<", "operator<<", "operator new"]
+
+
+def test_js_default_exports_and_module_exports():
+    source = (
+        b"export default function () {}\n"
+        b"module.exports = function createApp() {};\n"
+        b"module.exports = function () {};\n"
+        b"this.handler = () => {};\n"
+        b"const { a, b } = () => {};\n"
+    )
+    assert rows("javascript", source) == [("function", "default", 1, 1), ("function", "createApp", 2, 2)]
+    assert rows("typescript", b"export default class {\n  m() {}\n}\n") == [
+        ("class", "default", 1, 3),
+        ("method", "default.m", 2, 2),
+    ]
+
+
+def test_js_several_declarators_each_get_their_own_range():
+    source = b"const a = () => 1,\n  b = () => 2;\n"
+    assert rows("javascript", source) == [("function", "a", 1, 1), ("function", "b", 2, 2)]

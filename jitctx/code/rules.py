@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from .parse import Node
 
-__all__ = ["CLASSLIKE", "NAME_CAP", "RULES", "Context", "Found", "Rules", "clip"]
+__all__ = ["CLASSLIKE", "NAME_CAP", "RULES", "Context", "Found", "Handler", "Rules", "clip"]
 
 NAME_CAP = 200
 """Names longer than this many characters are cut, ending in ``…``."""
@@ -500,6 +500,14 @@ def _rust_impl(node: Node, cx: Context) -> list[Found] | None:
     return [Found("impl", name, node, target, walk=_field(node, "body"))]
 
 
+_module = _body("module")
+
+
+def _rust_module(node: Node, cx: Context) -> list[Found] | None:
+    """``mod m { ... }``; ``mod m;`` only names a file and defines nothing here."""
+    return _module(node, cx) if _field(node, "body") is not None else None
+
+
 RUST = Rules(
     containers=frozenset({"source_file", "declaration_list", "block", "foreign_mod_item"}),
     wrappers={},
@@ -512,7 +520,7 @@ RUST = Rules(
         "type_item": _named("type", walk=False),
         "trait_item": _body("trait"),
         "impl_item": _rust_impl,
-        "mod_item": lambda node, cx: _body("module")(node, cx) if _field(node, "body") is not None else None,
+        "mod_item": _rust_module,
         "macro_definition": _named("macro", walk=False),
     },
     docs=frozenset({"line_comment", "block_comment", "attribute_item"}),
