@@ -13,6 +13,43 @@ when the node is not a definition (the walk then treats it as a container if
 its type is one). They never look up ``node.parent`` or siblings: tree-sitter
 computes those by walking down from the root, which is quadratic on deeply
 nested code; the walk hands them what they need instead.
+
+Per language (a function directly inside a class-like kind is a method):
+
+- Python: classes, functions (``async`` too) at any depth, in ``if``/``try``/
+  ``with`` blocks too; decorators and ``@overload`` copies each count. Not
+  outlined: assignments, lambdas.
+- C: functions (the name found through pointer/parenthesised declarators),
+  structs, unions and enums with a body, typedefs (``type``), function-like
+  macros. ``typedef struct tag {...} name;`` gives ``type name`` and
+  ``struct tag`` over the same lines (an anonymous struct takes the typedef
+  name). Not outlined: prototypes, variables, object-like macros, fields.
+- C++: as C, plus namespaces (``namespace a::b`` -> ``a.b``), classes, member
+  declarations (``void bar();``), ``using X = ...`` (``type``), constructors and
+  destructors; ``template <...>`` lines belong to the definition. Out-of-line
+  ``Foo::bar`` is method ``Foo.bar`` (a function if ``Foo`` is a namespace seen in
+  the file); specialisations are named by their template. Not outlined:
+  lambdas, local classes, concepts, friends.
+- JavaScript/TypeScript/TSX: classes, methods (getters too), constructors,
+  functions and generators, ``const``/``let``/``var`` holding a function or class
+  (named by the variable), class fields holding one (methods), ``exports.f =``
+  and ``Foo.prototype.bar =`` assignments (``Foo.bar``, a method), ``export
+  default`` anonymous ones (``default``); TypeScript interfaces and their
+  method signatures, type aliases, enums, namespaces, ``declare module``,
+  overload signatures. Functions inside call arguments (IIFE, ``describe``)
+  are found. Not outlined: object-literal methods, ``this.x =`` assignments.
+- Go: functions, methods (``Reader.Read``; generic receivers ``*Tree[K, V]`` ->
+  ``Tree``), type declarations (struct, interface with its methods, other
+  types and aliases). Not outlined: func literals, consts, vars.
+- Rust: functions, structs, enums, unions, traits (with their methods),
+  ``impl`` blocks (kind ``impl``, named by the type, so ``impl Display for Foo``
+  holds ``Foo.fmt``), inline ``mod``s, ``macro_rules!``, type aliases; ``#[...]``
+  attributes and ``///`` comments above belong to the item, ``//!`` does not.
+  Not outlined: ``mod m;``, consts, statics, closures.
+- Java: classes, records (``class``), interfaces, annotation types
+  (``interface``), enums, methods, constructors; annotations are in the range,
+  not in the signature. Not outlined: anonymous classes, enum constant bodies,
+  local classes, fields.
 """
 
 from __future__ import annotations
