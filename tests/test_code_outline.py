@@ -271,3 +271,10 @@ def test_definition_is_frozen_and_slotted():
 def test_unknown_language_is_a_value_error():
     with pytest.raises(ValueError, match="cobol"):
         outline("cobol", b"IDENTIFICATION DIVISION.")
+
+
+def test_outlines_pickle_for_worker_processes():
+    import pickle
+
+    result = outline_of("rational.py", "python")
+    assert pickle.loads(pickle.dumps(result)) == result
