@@ -1,5 +1,7 @@
 """Outlines of the fixture sources in ``fixtures_repo/code/``: whole outputs, per language."""
 
+import pickle
+
 import pytest
 from conftest import FIXTURES
 
@@ -274,7 +276,5 @@ def test_unknown_language_is_a_value_error():
 
 
 def test_outlines_pickle_for_worker_processes():
-    import pickle
-
     result = outline_of("rational.py", "python")
     assert pickle.loads(pickle.dumps(result)) == result
