@@ -80,9 +80,13 @@ member), ``constructor``, ``destructor`` (C++), ``macro`` (C function-like
 macros, ``macro_rules!``). Python's ``__init__`` is a method."""
 
 MAX_BYTES = 4 << 20
+"""Only this many leading bytes are parsed (cut at a line end): parse time and memory grow with size."""
 MAX_DEPTH = 64
+"""Definitions nested deeper than this are left out (depth 0 is the top level)."""
 MAX_DEFINITIONS = 100_000
+"""At most this many definitions per file are kept."""
 SIGNATURE_CAP = 200
+"""Signatures longer than this many characters are cut, ending in ``…``."""
 
 _LINE_WINDOW = 1024  # bytes of a line looked at for a signature
 _COLUMN_LIMIT = 4096  # a doc comment further right than this is not "alone on its line"
