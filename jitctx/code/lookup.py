@@ -1,9 +1,10 @@
 """Finding definitions by name across the index: the tiers behind ``symbols``.
 
 Owns what a name query matches and in which order, as SQL over the
-``definitions`` table (indexed on ``lower(name)`` and ``lower(qualname)``,
-so a lookup among a million definitions is a few index seeks). Does not own
-the schema (``rows``), keeping rows current (``refresh``) or rendering.
+``definitions`` table, indexed on ``lower(name)`` only: every condition on
+a qualname also fixes its last component, the name, so a lookup among a
+million definitions is a few index seeks. Does not own the schema
+(``rows``), keeping rows current (``refresh``) or rendering.
 
 Tiers, in order (a definition appears once, in its first tier):
 
@@ -42,7 +43,10 @@ _COLUMNS = (
     "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line,"
     " d.signature, d.depth, d.parent, d.tokens"
 )
-_EXACT_CI = "(lower(d.name) = :f OR lower(d.qualname) = :f)"
+# Every qualname ends with its name, so the one index (on lower(name)) serves qualnames too.
+_EXACT_CI = (
+    "lower(d.name) IN (:f, :f_last) AND (lower(d.name) = :f OR lower(d.qualname) = :f)"
+)
 _EXACT_CS = "(d.name = :q OR d.qualname = :q)"
 _QUALIFIED_CI = "lower(d.name) = :f_last AND substr(lower(d.qualname), :neg) = :f_dot"
 _QUALIFIED_CS = "substr(d.qualname, :neg) = :q_dot"
@@ -82,8 +86,8 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
     q = query
     f = ascii_lower(q)
     cs = f != q
-    p: dict = {"q": q, "f": f}
-    exact = f"({_EXACT_CI} AND {_EXACT_CS})" if cs else _EXACT_CI
+    p: dict = {"q": q, "f": f, "f_last": f.rpartition(".")[2]}
+    exact = f"({_EXACT_CI} AND {_EXACT_CS})" if cs else f"({_EXACT_CI})"
     plain = "definitions d CROSS JOIN files f ON f.id = d.file_id"
     tiers = [("exact", plain, exact, "" if cs else _EXACT_CS)]
     head, dot, tail = q.rpartition(".")
