@@ -833,3 +833,61 @@ def test_a_worker_crash_costs_one_file(index, monkeypatch):
     tree.reads.clear()
     stats = index.refresh(tree.entries(), tree.read, crashing_analyze, workers=2)
     assert (stats.unchanged, stats.skipped) == (40, {"crashed": 1}) and tree.reads == []
+
+
+# -- the unchanged-listing shortcut -------------------------------------------
+
+
+def test_an_identical_listing_is_answered_without_comparing_rows(index):
+    files = {**SOURCE, "image.bin": "BINARY\0", "big.py": "#" * 300}
+    tree = Tree(files)
+    first = index.refresh(tree.entries(), tree.read, fake_analyze, max_bytes=200)
+    assert not first.listing_unchanged
+    again = index.refresh(tree.entries(), tree.read, fake_analyze, max_bytes=200)
+    check(again)
+    assert again.listing_unchanged and tree.reads == sorted(set(files) - {"big.py"})
+    assert (again.listed, again.unchanged) == (7, 5)
+    assert again.skipped == {"declined": 1, "too_large": 1}
+    assert again.skipped_paths == first.skipped_paths
+    # Another cap, another order, a sub-folder: compared row by row (same verdicts).
+    other = index.refresh(tree.entries(), tree.read, fake_analyze, max_bytes=300)
+    assert not other.listing_unchanged and other.analyzed == 1  # big.py fits now
+    reordered = index.refresh(
+        tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300
+    )
+    assert not reordered.listing_unchanged and reordered.unchanged == 6
+    assert index.refresh(
+        tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300
+    ).listing_unchanged
+
+
+def test_a_write_by_anyone_else_disables_the_shortcut(index, root):
+    tree = Tree(SOURCE)
+    index.refresh(tree.entries(), tree.read, fake_analyze)
+    listing = tree.entries()
+    assert index.refresh(listing, tree.read, fake_analyze).listing_unchanged
+    # Another connection records other content for one path (it saw another state).
+    other = Tree({"lib/igcdex.py": "def other():\n    pass\n"})
+    other.mtime["lib/igcdex.py"] = OLD_NS + 5
+    with Index.open(root, analyzer="fake/1") as second:
+        second.refresh(other.entries(), other.read, fake_analyze, complete=False)
+    stats = index.refresh(listing, tree.read, fake_analyze)  # the very same listing
+    check(stats)
+    assert not stats.listing_unchanged and stats.analyzed == 1
+    assert [d.name for d in index.definitions("lib/igcdex.py")] == ["igcdex", "Igcd"]
+
+
+def test_no_shortcut_while_a_row_is_racy_or_unreadable(index):
+    tree = Tree({"a.py": "def a():\n    pass\n", "b.py": "def b():\n    pass\n"})
+    tree.mtime["a.py"] = time.time_ns()
+    index.refresh(tree.entries(), tree.read, fake_analyze)
+    stats = index.refresh(tree.entries(), tree.read, fake_analyze)
+    assert not stats.listing_unchanged and stats.racy == 1
+    tree.mtime["a.py"] = OLD_NS
+    tree.write("denied.env", "SECRET=1", mtime_ns=OLD_NS)
+    reads = tree.read
+    tree.read = lambda p: None if p == "denied.env" else reads(p)
+    index.refresh(tree.entries(), tree.read, fake_analyze)
+    stats = index.refresh(tree.entries(), tree.read, fake_analyze)
+    assert not stats.listing_unchanged and stats.skipped == {"unreadable": 1}
+    assert stats.unchanged == 2

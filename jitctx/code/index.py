@@ -146,6 +146,10 @@ class Index:
             if row is not None and row[0] != self.analyzer:
                 for table in ("definitions", "lexical", "files"):
                     conn.execute(f"DELETE FROM {table}")
+                conn.execute("DELETE FROM meta WHERE key LIKE 'listing:%'")
+                conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
                 self.notice = f"the store {path} was built by analyzer {row[0]!r}; rebuilt for {self.analyzer!r}"
             conn.execute(
                 "INSERT OR REPLACE INTO meta VALUES ('analyzer', ?)", (self.analyzer,)

@@ -6,9 +6,10 @@ only changed content to ``analyze``, removing paths that left a complete
 listing's scope, and writing it all in batches: one transaction per batch,
 each file's row, definitions and lexical document together, so an interrupt
 (KeyboardInterrupt, SIGKILL) loses at most the batch in flight and the next
-refresh goes on from there. Does not own the queries (``index``,
-``lookup``), running ``analyze`` (``analysis``) or reading files (the
-caller's ``read``, its safe-open seam).
+refresh goes on from there. A complete listing identical to the last one
+is answered by ``listing`` without comparing rows. Does not own the queries
+(``index``, ``lookup``), running ``analyze`` (``analysis``) or reading
+files (the caller's ``read``, its safe-open seam).
 
 The racy rule (git's "racy git"): a signature is trusted only when the
 file's mtime and ctime are more than 2 s older than the moment its bytes
@@ -21,8 +22,9 @@ from __future__ import annotations
 
 import hashlib
 import time
+from dataclasses import replace
 
-from . import analysis
+from . import analysis, listing
 from .rows import CONTENT_SKIPS, RefreshStats
 from .store import Transaction
 from .testpaths import is_test_path
@@ -55,10 +57,15 @@ _FLUSH_SECONDS = 1.0  # a slow analyze still commits at least this often
 _PROGRESS_SECONDS = 0.1
 _IN_CHUNK = 500  # paths per ``IN (...)`` query
 
+# ``state``: NULL for a row its signature vouches for (analysed, not racy), else
+# 'racy' or the skip reason. Rows come back as tuples that compare equal to a
+# listed entry plus (None,): the warm path is one set lookup per entry.
 _SELECT = (
-    "SELECT path, size, mtime_ns, inode, ctime_ns, skipped,"
-    " max(mtime_ns, ctime_ns) > indexed_ns - ? FROM files"
+    "SELECT path, size, mtime_ns, inode, ctime_ns,"
+    " CASE WHEN max(mtime_ns, ctime_ns) > indexed_ns - ? THEN 'racy' ELSE skipped END FROM files"
 )
+_PRIOR = "SELECT path, blob, skipped, size, mtime_ns, inode, ctime_ns FROM files WHERE path IN "
+_TRUSTED = (None,)
 _UPSERT = (
     "INSERT INTO files(path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test)"
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
@@ -89,17 +96,19 @@ class _Writer:
         self._batch = max(1, batch)
         self._removed: list[str] = []
         self._signatures: list[tuple] = []
-        self._rows: list[
-            tuple
-        ] = []  # (files row, definitions, path_terms, content_terms) or (row, None, ...)
+        # (files row, (definitions, path_terms, content_terms) or None)
+        self._rows: list[tuple] = []
         self._count = 0
         self._flushed = time.monotonic()
+        self.generation = listing.generation(conn)  # the store's, as of our last write
+        self.racy = False  # a row written now that its signature cannot vouch for yet
 
     def remove(self, path: str) -> None:
         self._removed.append(path)
         self._added()
 
     def signature(self, entry: Entry, indexed_ns: int) -> None:
+        self.racy = self.racy or max(entry[2], entry[4]) > indexed_ns - RACY_NS
         self._signatures.append(
             (entry[1], entry[2], entry[3], entry[4], indexed_ns, entry[0])
         )
@@ -114,6 +123,7 @@ class _Writer:
         analysed: tuple | None = None,
     ) -> None:
         path = entry[0]
+        self.racy = self.racy or max(entry[2], entry[4]) > indexed_ns - RACY_NS
         row = (
             path,
             entry[1],
@@ -140,6 +150,7 @@ class _Writer:
         if self._count:
             conn = self._conn
             with Transaction(conn):
+                self.generation = listing.bump(conn)
                 for path in self._removed:
                     for (file_id,) in conn.execute(_DROP_FILE, (path,)).fetchall():
                         conn.execute(_DROP_DEFINITIONS, (file_id,))
@@ -169,9 +180,9 @@ class _Writer:
 
 def _stored(
     conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: list[str] | None
-) -> dict:
-    """path -> (path, size, mtime_ns, inode, ctime_ns, skipped, racy) for the
-    rows in ``bounds`` (a path range; None: all), or only for ``paths``."""
+) -> list[tuple]:
+    """``(path, size, mtime_ns, inode, ctime_ns, state)`` of the rows in
+    ``bounds`` (a path range; None: all), or only of ``paths``."""
     if paths is not None:
         rows: list = []
         for i in range(0, len(paths), _IN_CHUNK):
@@ -180,25 +191,22 @@ def _stored(
             rows += conn.execute(
                 f"{_SELECT} WHERE path IN ({marks})", (RACY_NS, *part)
             ).fetchall()
-    elif bounds is None:
-        rows = conn.execute(_SELECT, (RACY_NS,)).fetchall()
-    else:
-        rows = conn.execute(
-            f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)
-        ).fetchall()
-    return {r[0]: r for r in rows}
+        return rows
+    if bounds is None:
+        return conn.execute(_SELECT, (RACY_NS,)).fetchall()
+    return conn.execute(
+        f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)
+    ).fetchall()
 
 
-def _blobs(conn: sqlite3.Connection, paths: list[str]) -> dict[str, str | None]:
-    out: dict[str, str | None] = {}
+def _prior(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple]:
+    """path -> (blob, skipped, (size, mtime_ns, inode, ctime_ns)) of stored rows."""
+    out: dict[str, tuple] = {}
     for i in range(0, len(paths), _IN_CHUNK):
         part = paths[i : i + _IN_CHUNK]
         marks = ",".join("?" * len(part))
-        out.update(
-            conn.execute(
-                f"SELECT path, blob FROM files WHERE path IN ({marks})", part
-            ).fetchall()
-        )
+        for r in conn.execute(f"{_PRIOR}({marks})", part).fetchall():
+            out[r[0]] = (r[1], r[2], r[3:7])
     return out
 
 
@@ -224,6 +232,7 @@ class _Run:
             "read": 0,
         }
         self.skipped: list[tuple[str, str]] = []
+        self.unsettled = False  # a row no signature will vouch for (unreadable files)
         self.done = 0
         self.total = 0
         self._ticked = 0.0
@@ -239,38 +248,36 @@ class _Run:
                 self._ticked = now
                 self.progress(self.done, self.total)
 
-    def classify(self, listing: dict, stored: dict) -> list[Entry]:
+    def classify(self, listed: dict, rows: list[tuple]) -> list[Entry]:
         """Count what the stored rows vouch for; return the entries to read."""
+        vouched = set(rows)
+        others = {r[0]: r for r in rows if r[5] is not None}
         work: list[Entry] = []
         max_bytes = self.max_bytes
-        for path, e in listing.items():
-            r = stored.get(path)
-            if (
-                r is None
-                or r[1] != e[1]
-                or r[2] != e[2]
-                or r[3] != e[3]
-                or r[4] != e[4]
-            ):
+        unchanged = 0
+        for path, e in listed.items():
+            if e + _TRUSTED in vouched:
+                unchanged += 1
+                continue
+            r = others.get(path)
+            if r is None or r[1:5] != e[1:5]:
                 work.append(e)
-            elif r[6]:
+            elif r[5] == "racy":
                 self.counts["racy"] += 1
                 work.append(e)
-            elif r[5] is None:
-                self.counts["unchanged"] += 1
             elif r[5] in CONTENT_SKIPS or (r[5] == "too_large" and e[1] > max_bytes):
                 self.skip(path, r[5])
             else:  # unreadable (tried again), or too large under a larger cap
                 work.append(e)
+        self.counts["unchanged"] = unchanged
         return work
 
-    def feed(
-        self, work: list[Entry], stored: dict, waiting: dict
-    ) -> Iterator[tuple[str, bytes]]:
+    def feed(self, work: list[Entry], waiting: dict) -> Iterator[tuple[str, bytes]]:
         """Read and hash each entry; yield the content that needs analysing."""
-        blobs = _blobs(self.conn, [e[0] for e in work if e[0] in stored])
+        prior = _prior(self.conn, [e[0] for e in work])
         for e in work:
             path = e[0]
+            old = prior.get(path)
             indexed_ns = time.time_ns()
             if e[1] > self.max_bytes:
                 self.skip(path, "too_large")
@@ -283,33 +290,28 @@ class _Run:
             if data is None or len(data) > self.max_bytes:
                 reason = "unreadable" if data is None else "too_large"
                 self.skip(path, reason)
-                r = stored.get(path)
-                if not (
-                    r is not None and r[5] == reason and tuple(r[1:5]) == tuple(e[1:5])
-                ):
+                self.unsettled = (
+                    self.unsettled or reason == "unreadable"
+                )  # asked again every time
+                if not (old is not None and old[1] == reason and old[2] == e[1:5]):
                     self.writer.file(
                         e, indexed_ns, None, reason
                     )  # a warm refresh stays read-only
                 self.tick()
                 continue
             blob = git_blob_sha1(data)
-            old = stored.get(path)
-            if (
-                blobs.get(path) == blob
-                and old is not None
-                and old[5] in (None, *CONTENT_SKIPS)
-            ):
+            if old is not None and old[0] == blob and old[1] in (None, *CONTENT_SKIPS):
                 self.writer.signature(e, indexed_ns)
-                if old[5] is None:
+                if old[1] is None:
                     self.counts["rehashed_same"] += 1
                 else:
-                    self.skip(path, old[5])
+                    self.skip(path, old[1])
                 self.tick()
                 continue
             waiting[path] = (e, indexed_ns, blob)
             yield path, data
 
-    def analyse(self, work: list[Entry], stored: dict) -> None:
+    def analyse(self, work: list[Entry]) -> None:
         waiting: dict[str, tuple] = {}
         workers = self.workers
         if (
@@ -323,7 +325,7 @@ class _Run:
             workers = 1
         self.workers = workers
         for path, (status, value) in analysis.run(
-            self.analyze, self.feed(work, stored, waiting), workers=workers
+            self.analyze, self.feed(work, waiting), workers=workers
         ):
             e, indexed_ns, blob = waiting.pop(path)
             if status == "ok":
@@ -352,7 +354,13 @@ def refresh(
     with ``complete``, also drop the stored paths in ``bounds`` (a path range,
     None: the whole repository) that ``entries`` does not list."""
     started = time.perf_counter()
-    listing = {e[0]: e for e in entries}
+    key = digest = None
+    if complete:
+        key, digest = listing.key(bounds, max_bytes), listing.digest(entries)
+        same = digest and listing.unchanged(conn, key, digest, bounds)
+        if same:
+            return replace(same, seconds=time.perf_counter() - started)
+    listed = {e[0]: tuple(e) for e in entries}
     run = _Run(
         conn,
         read,
@@ -363,32 +371,35 @@ def refresh(
         progress=progress,
     )
     if complete:
-        in_scope = stored = _stored(conn, bounds, None)
-        if bounds is not None:
-            outside = [p for p in listing if not bounds[0] <= p < bounds[1]]
-            if outside:
-                stored = {**in_scope, **_stored(conn, None, outside)}
-    else:  # a few paths are looked up by name; many, in one scan of all rows
-        few = len(listing) <= 4 * _IN_CHUNK
-        in_scope = {}
-        stored = _stored(conn, None, list(listing) if few else None)
-    work = run.classify(listing, stored)
-    for path in in_scope:
-        if path not in listing:
+        rows = _stored(conn, bounds, None)
+        known = {r[0] for r in rows}
+        for path in known - listed.keys():
             run.counts["removed"] += 1
             run.writer.remove(path)
+        if bounds is not None:
+            outside = [p for p in listed if not bounds[0] <= p < bounds[1]]
+            if outside:
+                rows += _stored(conn, None, outside)
+                # The listing strays outside its scope: not worth remembering.
+                digest = None
+    else:  # a few paths are looked up by name; many, in one scan of all rows
+        few = len(listed) <= 4 * _IN_CHUNK
+        rows = _stored(conn, None, list(listed) if few else None)
+    work = run.classify(listed, rows)
     run.total = len(work)
     if progress is not None and work:
         progress(0, run.total)
-    run.analyse(work, stored)
+    run.analyse(work)
     run.writer.flush()
+    if digest and not run.writer.racy and not run.unsettled:
+        listing.remember(conn, key, digest, run.writer.generation, len(listed))
     if progress is not None and work:
         progress(run.total, run.total)
     skipped: dict[str, int] = {}
     for _path, reason in run.skipped:
         skipped[reason] = skipped.get(reason, 0) + 1
     return RefreshStats(
-        listed=len(listing),
+        listed=len(listed),
         skipped=dict(sorted(skipped.items())),
         skipped_paths=tuple(sorted(run.skipped)),
         workers=run.workers,

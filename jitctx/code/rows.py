@@ -7,7 +7,10 @@ get there (``refresh``) or are looked up (``lookup``, ``index``).
 
 Schema (one SQLite file per repository)::
 
-    meta(key PRIMARY KEY, value)           'analyzer' -> the analyzer's identity
+    meta(key PRIMARY KEY, value)           'analyzer' -> the analyzer's identity;
+                                           'generation' -> write transactions so far;
+                                           'listing:<scope>:<cap>' -> the last listing a
+                                           refresh left fully trusted (digest, generation, count)
     files(id INTEGER PRIMARY KEY,
           path UNIQUE,                     repo-relative POSIX, one row per path
           size, mtime_ns, inode, ctime_ns, the stat signature it was indexed at
@@ -15,6 +18,7 @@ Schema (one SQLite file per repository)::
           blob,                            git blob sha1 (hex) of the bytes read; NULL if never read
           skipped,                         NULL, or why it has no definitions (SKIP_REASONS)
           is_test)                         testpaths.is_test_path(path), for ranking in SQL
+      INDEX ON skipped WHERE skipped IS NOT NULL
     definitions(file_id, seq,              PRIMARY KEY; seq = position in the file's list
           kind, name, qualname, start_line, end_line, signature, depth,
           parent,                          seq of the enclosing definition, NULL at top level
@@ -71,6 +75,8 @@ SCHEMA = (
         parent INTEGER,
         tokens INTEGER,
         PRIMARY KEY (file_id, seq)) WITHOUT ROWID""",
+    "CREATE INDEX files_skipped ON files(skipped) WHERE skipped IS NOT NULL",
+    "INSERT INTO meta VALUES ('generation', '0')",
     "CREATE INDEX definitions_name ON definitions(lower(name))",
     # The caller's words are already split: the ascii tokenizer only folds ASCII case, and
     # writes and ranks twice as fast as unicode61.
@@ -173,7 +179,10 @@ class RefreshStats:
     that matched but were too close to their indexing time to trust (re-hashed,
     counted again in ``rehashed_same`` or ``analyzed``); ``read``: files read;
     ``workers``: processes that ran ``analyze`` (1: this one); ``seconds``:
-    wall time; ``notice``: the store's notice (in memory, rebuilt), if any.
+    wall time; ``notice``: the store's notice (in memory, rebuilt), if any;
+    ``listing_unchanged``: the listing was identical to the last one this
+    scope was refreshed with, every row then trusted, and nothing was
+    written since, so no row was compared.
     """
 
     listed: int = 0
@@ -188,3 +197,4 @@ class RefreshStats:
     workers: int = 1
     seconds: float = 0.0
     notice: str | None = None
+    listing_unchanged: bool = False
