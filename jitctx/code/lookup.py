@@ -1,9 +1,9 @@
 """Finding definitions by name across the index: the tiers behind ``symbols``.
 
 Owns what a name query matches and in which order, as SQL over the
-``definitions`` table, indexed on ``lower(name)`` only: every condition on
-a qualname also fixes its last component, the name, so a lookup among a
-million definitions is a few index seeks. Does not own the schema
+``definitions`` table, indexed on ``lower(name)`` and on ``rqual`` (the
+folded qualname reversed, so that a qualname's suffix is an index range):
+every tier is index seeks, costing in proportion to what it matches. Does not own the schema
 (``rows``), keeping rows current (``refresh``) or rendering.
 
 Tiers, in order (a definition appears once, in its first tier):
@@ -29,41 +29,33 @@ then shorter paths, then path order, then line.
 
 from __future__ import annotations
 
-from .rows import Definition, Hit, Lookup
+from .rows import Definition, Hit, Lookup, ascii_lower
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     import sqlite3
 
-__all__ = ["ascii_lower", "find", "prefix_range"]
+__all__ = ["find", "prefix_range"]
 
-_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
 
 _COLUMNS = (
     "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line,"
     " d.signature, d.depth, d.parent, d.tokens"
 )
-# Every qualname ends with its name, so the one index (on lower(name)) serves qualnames too.
-_EXACT_CI = (
-    "lower(d.name) IN (:f, :f_last) AND (lower(d.name) = :f OR lower(d.qualname) = :f)"
-)
+# ``rqual`` is the folded qualname reversed: a qualname's suffix is a range of it.
+_EXACT_CI = "(lower(d.name) = :f OR d.rqual = :rf)"
 _EXACT_CS = "(d.name = :q OR d.qualname = :q)"
-_QUALIFIED_CI = "lower(d.name) = :f_last AND substr(lower(d.qualname), :neg) = :f_dot"
+_QUALIFIED_CI = "d.rqual >= :rf_lo AND d.rqual < :rf_hi"
 _QUALIFIED_CS = "substr(d.qualname, :neg) = :q_dot"
 _NAME_PREFIX_CI = "lower(d.name) >= :lo AND lower(d.name) < :hi"
 _NAME_PREFIX_CS = "substr(d.name, 1, :n) = :q"
-_CONTAINERS_CI = "lower(name) = :h_last AND (lower(qualname) = :h OR substr(lower(qualname), :h_neg) = :h_dot)"
+_CONTAINERS_CI = "(rqual = :rh OR (rqual >= :rh_lo AND rqual < :rh_hi))"
 _CONTAINERS_CS = "(qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
 _INSIDE_CI = (
     "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
 )
 _INSIDE_CS = "substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q"
 _ORDER = "f.is_test, length(f.path), f.path, d.start_line, d.seq"
-
-
-def ascii_lower(text: str) -> str:
-    """Lower-case ASCII letters only, as SQLite's ``lower()`` does."""
-    return text.translate(_ASCII_LOWER)
 
 
 def prefix_range(prefix: str) -> tuple[str, str]:
@@ -74,10 +66,7 @@ def prefix_range(prefix: str) -> tuple[str, str]:
     if 0xD800 <= last <= 0xDFFF:
         last = 0xE000
     if last > 0x10FFFF:
-        return (
-            prefix,
-            prefix + "\U0010ffff" * 4,
-        )  # a prefix ending in U+10FFFF: near enough
+        return prefix, prefix + "\U0010ffff" * 4  # ends in U+10FFFF: near enough
     return prefix, prefix[:-1] + chr(last)
 
 
@@ -86,16 +75,15 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
     q = query
     f = ascii_lower(q)
     cs = f != q
-    p: dict = {"q": q, "f": f, "f_last": f.rpartition(".")[2]}
+    p: dict = {"q": q, "f": f, "rf": f[::-1]}
     exact = f"({_EXACT_CI} AND {_EXACT_CS})" if cs else f"({_EXACT_CI})"
     plain = "definitions d CROSS JOIN files f ON f.id = d.file_id"
     tiers = [("exact", plain, exact, "" if cs else _EXACT_CS)]
     head, dot, tail = q.rpartition(".")
     qualified = None
     if dot and head and tail:
-        p.update(
-            f_last=ascii_lower(tail), neg=-(len(q) + 1), f_dot="." + f, q_dot="." + q
-        )
+        p["rf_lo"], p["rf_hi"] = prefix_range(f[::-1] + ".")
+        p.update(neg=-(len(q) + 1), q_dot="." + q)
         qualified = f"({_QUALIFIED_CI}" + (f" AND {_QUALIFIED_CS})" if cs else ")")
         tiers.append(
             (
@@ -114,16 +102,10 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
             ("prefix", plain, f"{where} AND {seen}", "" if cs else _NAME_PREFIX_CS)
         )
     elif head:
-        h = ascii_lower(head)
-        h_last = h.rpartition(".")[2]
-        p.update(
-            h=h,
-            h_last=h_last,
-            h_neg=-(len(h) + 1),
-            h_dot="." + h,
-            qh=head,
-            qh_dot="." + head,
-        )
+        rh = ascii_lower(head)[::-1]
+        p["rh"] = rh
+        p["rh_lo"], p["rh_hi"] = prefix_range(rh + ".")
+        p.update(h_neg=-(len(head) + 1), qh=head, qh_dot="." + head)
         inside = "." + ascii_lower(tail)
         p["in_lo"] = inside
         p["in_hi"] = prefix_range(inside)[1]

@@ -25,7 +25,7 @@ import time
 from dataclasses import replace
 
 from . import analysis, listing
-from .rows import CONTENT_SKIPS, RefreshStats
+from .rows import CONTENT_SKIPS, RefreshStats, rqual
 from .store import Transaction
 from .testpaths import is_test_path
 
@@ -77,7 +77,7 @@ _SIGNATURE = "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?, 
 _DROP_DEFINITIONS = "DELETE FROM definitions WHERE file_id = ?"
 _DROP_LEXICAL = "DELETE FROM lexical WHERE rowid = ?"
 _DROP_FILE = "DELETE FROM files WHERE path = ? RETURNING id"
-_ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _ADD_LEXICAL = "INSERT INTO lexical(rowid, path_terms, content_terms) VALUES (?, ?, ?)"
 
 
@@ -167,7 +167,10 @@ class _Writer:
                     if definitions:
                         conn.executemany(
                             _ADD_DEFINITION,
-                            [(file_id, seq, *d) for seq, d in enumerate(definitions)],
+                            [
+                                (file_id, seq, *d, rqual(d[2]))
+                                for seq, d in enumerate(definitions)
+                            ],
                         )
                     if path_terms or content_terms:
                         conn.execute(_ADD_LEXICAL, (file_id, path_terms, content_terms))

@@ -22,8 +22,9 @@ Schema (one SQLite file per repository)::
     definitions(file_id, seq,              PRIMARY KEY; seq = position in the file's list
           kind, name, qualname, start_line, end_line, signature, depth,
           parent,                          seq of the enclosing definition, NULL at top level
-          tokens)                          NULL when not counted
-      INDEX ON lower(name)                 qualname ends with name: qualname queries seek on it
+          tokens,                          NULL when not counted
+          rqual)                           rqual(qualname): folded, reversed
+      INDEX ON lower(name), INDEX ON rqual  (a qualname suffix is a range of rqual)
     lexical USING fts5(path_terms, content_terms, tokenize='ascii')   rowid = files.id
 
 Content at two paths is stored twice: ``analyze`` is given the path (the
@@ -45,6 +46,8 @@ __all__ = [
     "Hit",
     "Lookup",
     "RefreshStats",
+    "ascii_lower",
+    "rqual",
 ]
 
 SCHEMA_VERSION = 1
@@ -74,14 +77,29 @@ SCHEMA = (
         depth INTEGER NOT NULL,
         parent INTEGER,
         tokens INTEGER,
+        rqual TEXT NOT NULL,
         PRIMARY KEY (file_id, seq)) WITHOUT ROWID""",
     "CREATE INDEX files_skipped ON files(skipped) WHERE skipped IS NOT NULL",
     "INSERT INTO meta VALUES ('generation', '0')",
     "CREATE INDEX definitions_name ON definitions(lower(name))",
+    "CREATE INDEX definitions_rqual ON definitions(rqual)",
     # The caller's words are already split: the ascii tokenizer only folds ASCII case, and
     # writes and ranks twice as fast as unicode61.
     "CREATE VIRTUAL TABLE lexical USING fts5(path_terms, content_terms, tokenize = 'ascii')",
 )
+
+_ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
+
+
+def ascii_lower(text: str) -> str:
+    """Lower-case ASCII letters only, as SQLite's ``lower()`` does."""
+    return text.translate(_ASCII_LOWER)
+
+
+def rqual(qualname: str) -> str:
+    """The stored search key of a qualname: ASCII-folded and reversed."""
+    return ascii_lower(qualname)[::-1]
+
 
 #: Why a listed file has no definitions. ``too_large``: over the size cap
 #: (not read); ``unreadable``: ``read`` returned None (retried every
