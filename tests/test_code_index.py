@@ -341,9 +341,8 @@ def test_racy_signatures_are_hashed_again(index):
     stats = index.refresh(tree.entries(), tree.read, fake_analyze)
     assert (stats.racy, stats.analyzed, stats.unchanged) == (1, 1, 1)
     assert [d.name for d in index.definitions("a.py")] == ["zzzz"]
-    assert [d.name for d in index.definitions("b.py")] == [
-        "bbbb"
-    ]  # old signature: trusted (as git does)
+    # b.py kept an old signature: trusted (as git does).
+    assert [d.name for d in index.definitions("b.py")] == ["bbbb"]
 
     # Once the file is older than the window, its signature is trusted again.
     with sqlite3.connect(index.path) as conn:
@@ -397,12 +396,9 @@ def test_skips_and_their_reasons(index):
         "too_large": 1,
         "unreadable": 1,
     }
-    assert (
-        tree.reads == []
-    )  # content-decided skips are trusted; the unreadable file is asked again
-    stats = index.refresh(
-        tree.entries(), tree.read, fake_analyze
-    )  # the default cap is 2 MiB
+    # Content-decided skips are trusted; the unreadable file is asked again.
+    assert tree.reads == []
+    index.refresh(tree.entries(), tree.read, fake_analyze)  # the default cap: 2 MiB
     assert "big.py" in tree.reads and [d.name for d in index.definitions("big.py")] == [
         "big"
     ]
@@ -475,9 +471,8 @@ def test_find_tiers_and_order(index):
         ("exact", "lib/igcdex.py", "Igcd"),
         ("prefix", "lib/igcdex.py", "igcdex"),
     ]
-    assert found(index, "Igcd") == [
-        ("exact", "lib/igcdex.py", "Igcd")
-    ]  # upper case: case-sensitive
+    # An upper-case letter makes the query case-sensitive.
+    assert found(index, "Igcd") == [("exact", "lib/igcdex.py", "Igcd")]
     assert found(index, "Ratio") == [
         ("prefix", "src/rational.py", "Rational"),
         ("prefix", "src/core/numbers.py", "Outer.Rational"),
@@ -555,9 +550,8 @@ def test_lexical_bm25_with_column_weights(index):
     assert [p for p, _ in by_path] == ["src/parser/tokens.py", "src/other.py"]
     assert [p for p, _ in by_content] == ["src/other.py", "src/parser/tokens.py"]
     assert all(score > 0 for _, score in by_path)
-    assert [p for p, _ in index.lexical(["relevant", "nope"])] == [
-        "docs/notes.md"
-    ]  # OR-ed terms
+    # Terms are OR-ed.
+    assert [p for p, _ in index.lexical(["relevant", "nope"])] == ["docs/notes.md"]
     assert index.lexical(["parser"], under="docs") == []
     assert index.lexical(["+++", ""]) == [] and index.lexical([]) == []
     assert index.lexical(['pars"er', "OR", "NEAR("]) == []  # quoted: never FTS5 syntax

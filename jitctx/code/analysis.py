@@ -30,9 +30,8 @@ Outcome = tuple
 
 _CHUNK_FILES = 64
 _CHUNK_BYTES = 512 * 1024
-_PENDING_PER_WORKER = (
-    3  # chunks in flight per worker: enough to never starve one, bounded memory
-)
+# Chunks in flight per worker: enough to never starve one, bounded memory.
+_PENDING_PER_WORKER = 3
 
 
 def _text(terms: object) -> str:

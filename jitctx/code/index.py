@@ -100,7 +100,8 @@ class Index:
     ) -> Index:
         """The index of ``root`` (a directory), in ``cache_dir`` (default
         :func:`store.cache_dir`). ``analyzer`` names the extraction (e.g.
-        ``"jitctx.code.parse/3"``): rows built by another are not trusted."""
+        ``"jitctx.code.parse/3"``): rows built by another are not trusted.
+        Never fails for the store's sake: see ``notice``."""
         real = os.path.realpath(root)
         return cls(real, index_file(real, cache_dir), analyzer, timeout)
 
@@ -126,10 +127,8 @@ class Index:
                     conn.close()
                     return self._memory(f"cannot use {path}: {exc}")
                 self.notice = f"the store {path} was unreadable ({exc}) and was rebuilt"
-                try:
-                    store.reset(
-                        path, conn
-                    )  # damaged past its header: once more from nothing
+                try:  # damaged past its header: once more from nothing
+                    store.reset(path, conn)
                 except store.StoreUnavailable as failed:
                     return self._memory(failed.reason)
         raise AssertionError("unreachable")
@@ -233,9 +232,14 @@ class Index:
         as ``declined``; an exception: ``failed``). Files over ``max_bytes``
         are skipped as ``too_large`` unread. ``workers`` > 1 runs ``analyze``
         in that many processes when there is at least ``refresh.POOL_MIN_BYTES``
-        to analyse (``analyze`` must then be a module-level function); reads
+        to analyse (``analyze`` must then be a module-level function, and the
+        program's main module safe to import: workers are spawned); reads
         stay in this process. Writes are committed every ``batch`` files.
         ``progress(done, total)`` is called as files needing work are done.
+        A complete listing identical to the last one this scope was
+        refreshed with, when nothing was written since, is answered without
+        comparing rows (``listing_unchanged``). Never raises for the
+        store's sake (see ``notice``); ``QueryError`` for a bad ``under``.
         """
         bounds = _bounds(under)
         listing = entries if isinstance(entries, (list, tuple)) else list(entries)
@@ -306,8 +310,10 @@ class Index:
         """Paths whose lexical documents match any of ``terms``, best first,
         as ``(path, score)``: score = -bm25 with ``weights`` = (path terms,
         content terms), higher is better. Terms are matched as FTS5's
-        ``unicode61`` tokenizer splits them (letters and digits, case
-        folded): a term with neither matches nothing."""
+        ``ascii`` tokenizer splits them: ASCII letters and digits (case
+        folded) and any non-ASCII character make words, other ASCII
+        characters separate them; a term without a letter or digit is
+        dropped."""
         words = list(dict.fromkeys(t for t in terms if any(c.isalnum() for c in t)))
         if not words or limit <= 0:
             return []

@@ -49,9 +49,8 @@ def digest(entries: list) -> str | None:
     """A digest of the listing exactly as given (order included); None when
     it holds values marshal cannot write (then the shortcut is not taken)."""
     try:
-        data = marshal.dumps(
-            entries, 2
-        )  # version 2: no back-references, the same bytes every run
+        # Version 2: no back-references, so the same entries give the same bytes every run.
+        data = marshal.dumps(entries, 2)
     except ValueError:
         return None
     return hashlib.blake2b(data, digest_size=16).hexdigest()

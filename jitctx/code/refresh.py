@@ -50,9 +50,8 @@ Entry = tuple
 RACY_NS = 2_000_000_000
 MAX_BYTES = 2 * 1024 * 1024
 BATCH = 256  # files per transaction
-POOL_MIN_BYTES = (
-    1024 * 1024
-)  # less work than this is analysed here: starting workers costs more
+# Less work than this is analysed here: starting worker processes costs more.
+POOL_MIN_BYTES = 1024 * 1024
 _FLUSH_SECONDS = 1.0  # a slow analyze still commits at least this often
 _PROGRESS_SECONDS = 0.1
 _IN_CHUNK = 500  # paths per ``IN (...)`` query
@@ -293,13 +292,11 @@ class _Run:
             if data is None or len(data) > self.max_bytes:
                 reason = "unreadable" if data is None else "too_large"
                 self.skip(path, reason)
-                self.unsettled = (
-                    self.unsettled or reason == "unreadable"
-                )  # asked again every time
+                # An unreadable file is asked again every time; its row is written
+                # only when it changes, so that a warm refresh stays read-only.
+                self.unsettled = self.unsettled or reason == "unreadable"
                 if not (old is not None and old[1] == reason and old[2] == e[1:5]):
-                    self.writer.file(
-                        e, indexed_ns, None, reason
-                    )  # a warm refresh stays read-only
+                    self.writer.file(e, indexed_ns, None, reason)
                 self.tick()
                 continue
             blob = git_blob_sha1(data)
@@ -321,9 +318,8 @@ class _Run:
             workers > 1
             and sum(e[1] for e in work if e[1] <= self.max_bytes) >= POOL_MIN_BYTES
         ):
-            work = sorted(
-                work, key=lambda e: -e[1]
-            )  # large files first: no long tail on one worker
+            # Large files first: no long tail on one worker.
+            work = sorted(work, key=lambda e: -e[1])
         else:
             workers = 1
         self.workers = workers

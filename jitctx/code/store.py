@@ -191,18 +191,15 @@ def _open(
         path, timeout=timeout, isolation_level=None, check_same_thread=False
     )
     try:
-        found = conn.execute("PRAGMA user_version").fetchone()[
-            0
-        ]  # reads the header: garbage fails here
+        # Reads the header: a file of garbage fails here.
+        found = conn.execute("PRAGMA user_version").fetchone()[0]
         if found == 0:
+            # WAL is persistent: set once, when the file is new.
             if conn.execute("PRAGMA journal_mode").fetchone()[0] != "wal":
-                conn.execute(
-                    "PRAGMA journal_mode=WAL"
-                )  # persistent: set once, when the file is new
+                conn.execute("PRAGMA journal_mode=WAL")
             found = _create(conn, schema, version)
-        conn.execute(
-            "PRAGMA synchronous=NORMAL"
-        )  # WAL keeps commits atomic; NORMAL skips an fsync per commit
+        # WAL keeps commits atomic; NORMAL skips an fsync per commit.
+        conn.execute("PRAGMA synchronous=NORMAL")
         return conn, found
     except BaseException:
         conn.close()
