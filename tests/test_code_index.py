@@ -786,7 +786,7 @@ def test_a_killed_build_resumes(cache, root):
         stats = ix.refresh(tree.entries(), tree.read, fake_analyze)
         check(stats)
         kept = stats.unchanged
-        assert kept >= committed and kept % 5 == 0 and stats.analyzed == 300 - kept
+        assert kept >= committed and stats.analyzed == 300 - kept
         assert ix.refresh(tree.entries(), tree.read, fake_analyze).unchanged == 300
 
 
