@@ -1,0 +1,356 @@
+"""The on-disk index of one repository's definitions and lexical documents.
+
+Owns :class:`Index`: one SQLite store per repository root under the user's
+cache directory (never inside the repository), kept current by
+:meth:`Index.refresh` with the extraction injected (``analyze``), and the
+queries the primitives read: a file's definitions, definitions by name
+across the repository, and BM25 ranking of lexical documents. Does not own
+extraction (``code.parse``), what the lexical words are (the caller's
+``analyze`` makes them), listing or statting the repository, or reading
+files (the caller passes ``read``, its safe-open seam).
+
+Never fails a call for the store's sake: a store that cannot be created,
+written or kept (unwritable or missing cache directory, full disk, a lock
+held too long, a location inside the repository) is replaced by an
+in-memory one for this process, and ``notice`` says so and why; a corrupt
+store, one of another schema version or one built by another analyzer is
+deleted and built again (``notice`` says that too).
+
+Location: ``<cache_dir>/index/<folder>-<hash>.sqlite``, ``<folder>`` the
+root's name (characters outside ``[A-Za-z0-9._-]`` as ``_``), ``<hash>``
+the first 16 hex digits of the sha256 of its real path, so two checkouts
+with one name get two stores and a symlinked root shares its target's.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import re
+import sqlite3
+import threading
+from dataclasses import replace
+
+from ..errors import QueryError
+from . import lookup, refresh, store
+from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, RefreshStats
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    from collections.abc import Callable, Iterable
+    from typing import Self
+
+__all__ = ["Index", "index_file"]
+
+_TIMEOUT = 30.0  # seconds a writer waits for another one (a batch holds the lock for well under one)
+_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
+_DEFINITION = "d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
+
+
+def index_file(root: str | os.PathLike, cache: str | None = None) -> str:
+    """Where the index of ``root`` lives (see the module docstring)."""
+    real = os.path.realpath(root)
+    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
+    name = _UNSAFE.sub("_", os.path.basename(real))[:48] or "root"
+    return os.path.join(cache or store.cache_dir(), "index", f"{name}-{digest}.sqlite")
+
+
+def _bounds(under: str) -> tuple[str, str] | None:
+    """The path range of a folder (``src`` or ``src/``); None for the root."""
+    folder = under.strip()
+    while folder.startswith("./"):
+        folder = folder[2:]
+    if folder.startswith("/") or ".." in folder.split("/"):
+        raise QueryError(
+            f"under={under!r} is not a repo-relative folder",
+            hint="pass a folder relative to the root, like 'src/'",
+            field="under",
+        )
+    folder = folder.rstrip("/")
+    if folder in ("", "."):
+        return None
+    return lookup.prefix_range(folder + "/")
+
+
+class Index:
+    """The index of one repository; open with :meth:`open`. Thread-safe.
+
+    ``path``: the store's file, None when in memory; ``notice``: why the
+    store is in memory or was rebuilt, else None; ``analyzer``: identity of
+    the extraction the rows came from (a different one rebuilds the store).
+    """
+
+    def __init__(self, root: str, path: str, analyzer: str, timeout: float) -> None:
+        self.root = root
+        self.analyzer = analyzer
+        self.path: str | None = path
+        self.notice: str | None = None
+        self._timeout = timeout
+        self._lock = threading.RLock()
+        self._conn = self._connect(path)
+
+    @classmethod
+    def open(
+        cls,
+        root: str | os.PathLike,
+        *,
+        analyzer: str = "",
+        cache_dir: str | None = None,
+        timeout: float = _TIMEOUT,
+    ) -> Index:
+        """The index of ``root`` (a directory), in ``cache_dir`` (default
+        :func:`store.cache_dir`). ``analyzer`` names the extraction (e.g.
+        ``"jitctx.code.parse/3"``): rows built by another are not trusted.
+        Never fails for the store's sake: see ``notice``."""
+        real = os.path.realpath(root)
+        return cls(real, index_file(real, cache_dir), analyzer, timeout)
+
+    # -- the store ---------------------------------------------------------
+
+    def _connect(self, path: str) -> sqlite3.Connection:
+        for attempt in range(2):
+            try:
+                conn, notice = store.connect(
+                    path,
+                    version=SCHEMA_VERSION,
+                    schema=SCHEMA,
+                    timeout=self._timeout,
+                    forbid_under=self.root,
+                )
+            except store.StoreUnavailable as exc:
+                return self._memory(exc.reason)
+            self.notice = notice or self.notice
+            try:
+                return self._claim(conn, path)
+            except sqlite3.Error as exc:
+                if not store.is_corrupt(exc) or attempt:
+                    conn.close()
+                    return self._memory(f"cannot use {path}: {exc}")
+                self.notice = f"the store {path} was unreadable ({exc}) and was rebuilt"
+                try:  # damaged past its header: once more from nothing
+                    store.reset(path, conn)
+                except store.StoreUnavailable as failed:
+                    return self._memory(failed.reason)
+        raise AssertionError("unreachable")
+
+    def _claim(self, conn: sqlite3.Connection, path: str) -> sqlite3.Connection:
+        """Make the store ours: built by this analyzer, or emptied for it."""
+        row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
+        if row is not None and row[0] == self.analyzer:
+            return conn
+        with store.Transaction(conn):
+            row = conn.execute(
+                "SELECT value FROM meta WHERE key = 'analyzer'"
+            ).fetchone()
+            if row is not None and row[0] != self.analyzer:
+                for table in ("definitions", "lexical", "files"):
+                    conn.execute(f"DELETE FROM {table}")
+                conn.execute("DELETE FROM meta WHERE key LIKE 'listing:%'")
+                conn.execute(
+                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
+                )
+                self.notice = f"the store {path} was built by analyzer {row[0]!r}; rebuilt for {self.analyzer!r}"
+            conn.execute(
+                "INSERT OR REPLACE INTO meta VALUES ('analyzer', ?)", (self.analyzer,)
+            )
+        return conn
+
+    def _memory(self, reason: str) -> sqlite3.Connection:
+        self.path = None
+        self.notice = f"the index is kept in memory for this process only: {reason}"
+        conn = store.connect_memory(SCHEMA)
+        conn.execute("INSERT INTO meta VALUES ('analyzer', ?)", (self.analyzer,))
+        return conn
+
+    def _recover(self, exc: sqlite3.Error) -> bool:
+        """After ``exc`` from the store: switch to a fresh store (rebuilt, or
+        in memory) and say whether the call may be tried once more on it."""
+        if self.path is None or not (store.is_corrupt(exc) or store.is_unusable(exc)):
+            return False
+        path = self.path
+        if store.is_corrupt(exc):
+            try:
+                store.reset(path, self._conn)
+            except store.StoreUnavailable as failed:
+                self._conn = self._memory(failed.reason)
+                return True
+            self._conn = self._connect(path)
+            if self.path is not None:
+                self.notice = (
+                    f"the store {path} was found damaged ({exc}) and was rebuilt"
+                )
+        else:
+            self._conn.close()
+            self._conn = self._memory(f"cannot write {path}: {exc}")
+        return True
+
+    def _run(self, fn: Callable, *args, **kwargs):
+        with self._lock:
+            try:
+                return fn(self._conn, *args, **kwargs)
+            except sqlite3.Error as exc:
+                if not self._recover(exc):
+                    raise
+            return fn(self._conn, *args, **kwargs)
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # -- keeping it current ------------------------------------------------
+
+    def refresh(
+        self,
+        entries: Iterable[tuple[str, int, int, int, int]],
+        read: Callable[[str], bytes | None],
+        analyze: Callable,
+        *,
+        under: str = "",
+        complete: bool = True,
+        max_bytes: int = refresh.MAX_BYTES,
+        workers: int = 1,
+        batch: int = refresh.BATCH,
+        progress: Callable[[int, int], None] | None = None,
+    ) -> RefreshStats:
+        """Bring the index up to date with ``entries``.
+
+        ``entries``: ``(path, size, mtime_ns, inode, ctime_ns)`` of files that
+        exist now. ``complete``: the listing holds every file under ``under``
+        (a folder; "" the whole repository), so stored paths there that it
+        does not list are removed; others are never touched. An entry whose
+        signature is unchanged (and not racy, see ``refresh``) is trusted
+        unread; others are read with ``read(path) -> bytes | None`` (None:
+        skipped as ``unreadable``) and hashed; content already stored only
+        updates the signature, other content goes to ``analyze(path, data)
+        -> (definitions, path_terms, content_terms) | None`` (None: skipped
+        as ``declined``; an exception: ``failed``). Files over ``max_bytes``
+        are skipped as ``too_large`` unread. ``workers`` > 1 runs ``analyze``
+        in that many processes when there is at least ``refresh.POOL_MIN_BYTES``
+        to analyse (``analyze`` must then be a module-level function, and the
+        program's main module safe to import: workers are spawned); reads
+        stay in this process. Writes are committed every ``batch`` files.
+        ``progress(done, total)`` is called as files needing work are done.
+        A complete listing identical to the last one this scope was
+        refreshed with, when nothing was written since, is answered without
+        comparing rows (``listing_unchanged``). Never raises for the
+        store's sake (see ``notice``); ``QueryError`` for a bad ``under``.
+        """
+        bounds = _bounds(under)
+        listing = entries if isinstance(entries, (list, tuple)) else list(entries)
+        stats = self._run(
+            refresh.refresh,
+            listing,
+            read,
+            analyze,
+            bounds=bounds,
+            complete=complete,
+            max_bytes=max_bytes,
+            workers=workers,
+            batch=batch,
+            progress=progress,
+        )
+        return stats if self.notice is None else replace(stats, notice=self.notice)
+
+    # -- queries -----------------------------------------------------------
+
+    def definitions(self, path: str) -> tuple[Definition, ...]:
+        """The stored definitions of ``path``, in the order ``analyze`` gave them."""
+        sql = (
+            f"SELECT {_DEFINITION} FROM files f CROSS JOIN definitions d ON d.file_id = f.id"
+            " WHERE f.path = ? ORDER BY d.seq"
+        )
+        rows = self._run(lambda conn: conn.execute(sql, (path,)).fetchall())
+        return tuple(Definition(*r) for r in rows)
+
+    def enclosing(self, path: str, line: int) -> Definition | None:
+        """The innermost stored definition of ``path`` whose lines hold ``line``."""
+        best = None
+        for d in self.definitions(path):
+            if d.start_line <= line <= d.end_line and (
+                best is None or d.depth >= best.depth
+            ):
+                best = d
+        return best
+
+    def find(
+        self, query: str, *, kind: str | None = None, under: str = "", limit: int = 50
+    ) -> Lookup:
+        """Definitions by name across the repository, ranked in tiers (exact,
+        qualified, prefix; see ``lookup``); ``total`` counts all matches."""
+        text = query.strip()
+        if not text:
+            raise QueryError(
+                "the symbol query is empty",
+                hint="pass a name like 'parse' or 'Rational.__add__'",
+                field="query",
+            )
+        if limit < 0:
+            raise QueryError(
+                f"limit={limit} is negative",
+                hint="pass a limit of 0 or more",
+                field="limit",
+            )
+        bounds = _bounds(under)
+        return self._run(lookup.find, text, kind=kind, bounds=bounds, limit=limit)
+
+    def lexical(
+        self,
+        terms: Iterable[str],
+        *,
+        limit: int = 20,
+        weights: tuple[float, float] = (1.0, 1.0),
+        under: str = "",
+    ) -> list[tuple[str, float]]:
+        """Paths whose lexical documents match any of ``terms``, best first,
+        as ``(path, score)``: score = -bm25 with ``weights`` = (path terms,
+        content terms), higher is better. Terms are matched as FTS5's
+        ``ascii`` tokenizer splits them: ASCII letters and digits (case
+        folded) and any non-ASCII character make words, other ASCII
+        characters separate them; a term without a letter or digit is
+        dropped."""
+        words = list(dict.fromkeys(t for t in terms if any(c.isalnum() for c in t)))
+        if not words or limit <= 0:
+            return []
+        path_w, content_w = (float(w) for w in weights)
+        if path_w < 0 or content_w < 0:
+            raise QueryError(
+                f"weights={weights!r} has a negative weight",
+                hint="pass two weights of 0 or more",
+                field="weights",
+            )
+        expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
+        bounds = _bounds(under)
+        where = " AND f.path >= ? AND f.path < ?" if bounds else ""
+        sql = (
+            "SELECT f.path, bm25(lexical, ?, ?) AS score FROM lexical CROSS JOIN files f ON f.id = lexical.rowid"
+            f" WHERE lexical MATCH ?{where} ORDER BY score LIMIT ?"
+        )
+        params = (path_w, content_w, expr, *(bounds or ()), int(limit))
+        rows = self._run(lambda conn: conn.execute(sql, params).fetchall())
+        return [(path, -score) for path, score in rows]
+
+    def state(self, path: str) -> FileState | None:
+        """What the index holds about ``path`` (its signature, blob, skip), or None."""
+        sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test FROM files WHERE path = ?"
+        row = self._run(lambda conn: conn.execute(sql, (path,)).fetchone())
+        return None if row is None else FileState(*row[:8], bool(row[8]))
+
+    def paths(self, under: str = "") -> list[str]:
+        """Every path the index has a row for (skipped ones too), sorted."""
+        bounds = _bounds(under)
+        if bounds is None:
+            sql, params = "SELECT path FROM files ORDER BY path", ()
+        else:
+            sql, params = (
+                "SELECT path FROM files WHERE path >= ? AND path < ? ORDER BY path",
+                bounds,
+            )
+        return [
+            r[0] for r in self._run(lambda conn: conn.execute(sql, params).fetchall())
+        ]

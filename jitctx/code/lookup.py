@@ -1,0 +1,169 @@
+"""Finding definitions by name across the index: the tiers behind ``symbols``.
+
+Owns what a name query matches and in which order, as SQL over the
+``definitions`` table, indexed on ``lower(name)`` and on ``rqual`` (the
+folded qualname reversed, so that a qualname's suffix is an index range):
+every tier is index seeks, costing in proportion to what it matches. Does not own the schema
+(``rows``), keeping rows current (``refresh``) or rendering.
+
+Tiers, in order (a definition appears once, in its first tier):
+
+1. ``exact``: ``name`` or ``qualname`` equals the query (``__add__``,
+   ``Rational.__add__``).
+2. ``qualified``: a dotted query names the tail of a qualname on a dot
+   boundary: ``Inner.method`` matches ``Outer.Inner.method``, not
+   ``Outer.XInner.method``. (Qualnames are per file: a module path such
+   as ``sympy.core.`` is not part of them, so it never matches.)
+3. ``prefix``: a dotless query is a prefix of ``name`` (``igc`` matches
+   ``igcd``); a dotted one is a prefix inside a container named by its
+   head, the container itself matched as in tiers 1-2: ``Rational.`` is
+   everything defined inside any ``Rational`` (all depths), ``Rational.__a``
+   the definitions inside it whose qualname goes on with ``__a``.
+
+Case: smart case, as ripgrep's ``--smart-case``: a query with an upper-case
+ASCII letter matches case-sensitively, an all-lower-case one ignores case
+(ASCII folding: SQLite's ``lower()``), and then case-exact matches rank
+first within a tier. Within a tier: source before tests (``is_test_path``),
+then shorter paths, then path order, then line.
+"""
+
+from __future__ import annotations
+
+from .rows import Definition, Hit, Lookup, ascii_lower
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
+
+__all__ = ["find", "prefix_range"]
+
+
+_COLUMNS = (
+    "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line,"
+    " d.signature, d.depth, d.parent, d.tokens"
+)
+# ``rqual`` is the folded qualname reversed: a qualname's suffix is a range of it.
+_EXACT_CI = "(lower(d.name) = :f OR d.rqual = :rf)"
+_EXACT_CS = "(d.name = :q OR d.qualname = :q)"
+_QUALIFIED_CI = "d.rqual >= :rf_lo AND d.rqual < :rf_hi"
+_QUALIFIED_CS = "substr(d.qualname, :neg) = :q_dot"
+_NAME_PREFIX_CI = "lower(d.name) >= :lo AND lower(d.name) < :hi"
+_NAME_PREFIX_CS = "substr(d.name, 1, :n) = :q"
+_CONTAINERS_CI = "(rqual = :rh OR (rqual >= :rh_lo AND rqual < :rh_hi))"
+_CONTAINERS_CS = "(qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
+_INSIDE_CI = (
+    "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
+)
+_INSIDE_CS = "substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q"
+_ORDER = "f.is_test, length(f.path), f.path, d.start_line, d.seq"
+
+
+def prefix_range(prefix: str) -> tuple[str, str]:
+    """``(lo, hi)`` such that ``lo <= s < hi`` holds exactly for the strings
+    ``s`` that start with ``prefix`` (SQLite compares UTF-8 bytes, which
+    orders like code points)."""
+    last = ord(prefix[-1]) + 1
+    if 0xD800 <= last <= 0xDFFF:
+        last = 0xE000
+    if last > 0x10FFFF:
+        return prefix, prefix + "\U0010ffff" * 4  # ends in U+10FFFF: near enough
+    return prefix, prefix[:-1] + chr(last)
+
+
+def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
+    """The parameters and, per tier, (name, FROM clause, WHERE, case-exact key)."""
+    q = query
+    f = ascii_lower(q)
+    cs = f != q
+    p: dict = {"q": q, "f": f, "rf": f[::-1]}
+    exact = f"({_EXACT_CI} AND {_EXACT_CS})" if cs else f"({_EXACT_CI})"
+    plain = "definitions d CROSS JOIN files f ON f.id = d.file_id"
+    tiers = [("exact", plain, exact, "" if cs else _EXACT_CS)]
+    head, dot, tail = q.rpartition(".")
+    qualified = None
+    if dot and head and tail:
+        p["rf_lo"], p["rf_hi"] = prefix_range(f[::-1] + ".")
+        p.update(neg=-(len(q) + 1), q_dot="." + q)
+        qualified = f"({_QUALIFIED_CI}" + (f" AND {_QUALIFIED_CS})" if cs else ")")
+        tiers.append(
+            (
+                "qualified",
+                plain,
+                f"{qualified} AND NOT {exact}",
+                "" if cs else _QUALIFIED_CS,
+            )
+        )
+    seen = f"NOT {exact}" + (f" AND NOT {qualified}" if qualified else "")
+    if not dot:
+        p["lo"], p["hi"] = prefix_range(f)
+        p["n"] = len(q)
+        where = _NAME_PREFIX_CI + (f" AND {_NAME_PREFIX_CS}" if cs else "")
+        tiers.append(
+            ("prefix", plain, f"{where} AND {seen}", "" if cs else _NAME_PREFIX_CS)
+        )
+    elif head:
+        rh = ascii_lower(head)[::-1]
+        p["rh"] = rh
+        p["rh_lo"], p["rh_hi"] = prefix_range(rh + ".")
+        p.update(h_neg=-(len(head) + 1), qh=head, qh_dot="." + head)
+        inside = "." + ascii_lower(tail)
+        p["in_lo"] = inside
+        p["in_hi"] = prefix_range(inside)[1]
+        p["in_n"], p["in_q"] = len(tail) + 1, "." + tail
+        containers = _CONTAINERS_CI + (f" AND {_CONTAINERS_CS}" if cs else "")
+        source = (
+            f"(SELECT DISTINCT file_id, qualname, lower(qualname) AS folded FROM definitions"
+            f" WHERE {containers}) c CROSS JOIN definitions d ON d.file_id = c.file_id"
+            f" AND {_INSIDE_CI}{f' AND {_INSIDE_CS}' if cs else ''}"
+            " CROSS JOIN files f ON f.id = d.file_id"
+        )
+        tiers.append(("prefix", source, seen, ""))
+    return p, tiers
+
+
+def _definition(row: tuple) -> Definition:
+    return Definition(
+        row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11]
+    )
+
+
+def find(
+    conn: sqlite3.Connection,
+    query: str,
+    *,
+    kind: str | None,
+    bounds: tuple[str, str] | None,
+    limit: int,
+) -> Lookup:
+    """Definitions matching ``query`` (see the module docstring), at most
+    ``limit`` of them, ``kind`` (exact word) and ``bounds`` (a path range)
+    narrowing the search; ``total`` counts every match."""
+    params, tiers = _tiers(query)
+    extra = ""
+    if kind is not None:
+        params["kind"] = kind
+        extra += " AND d.kind = :kind"
+    if bounds is not None:
+        params["p_lo"], params["p_hi"] = bounds
+        extra += " AND f.path >= :p_lo AND f.path < :p_hi"
+    hits: list[Hit] = []
+    total = 0
+    for tier, source, where, exact_case in tiers:
+        body = f"FROM {source} WHERE {where}{extra}"
+        distinct = "DISTINCT " if "SELECT DISTINCT" in source else ""
+        count = conn.execute(
+            f"SELECT count(*) FROM (SELECT {distinct}d.file_id, d.seq {body})", params
+        ).fetchone()[0]
+        total += count
+        room = limit - len(hits)
+        if count == 0 or room <= 0:
+            continue
+        order = f"({exact_case}) DESC, {_ORDER}" if exact_case else _ORDER
+        rows = conn.execute(
+            f"SELECT {distinct}{_COLUMNS} {body} ORDER BY {order} LIMIT {int(room)}",
+            params,
+        )
+        hits += [
+            Hit(r[0], _definition(r), r[2], tier, bool(r[1])) for r in rows.fetchall()
+        ]
+    return Lookup(tuple(hits), total)

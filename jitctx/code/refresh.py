@@ -1,0 +1,407 @@
+"""Bringing the index up to date with a listing: the incremental refresh.
+
+Owns deciding, per listed file, whether its row can be trusted (stat
+signature unchanged and not racy), reading and hashing the others, sending
+only changed content to ``analyze``, removing paths that left a complete
+listing's scope, and writing it all in batches: one transaction per batch,
+each file's row, definitions and lexical document together, so an interrupt
+(KeyboardInterrupt, SIGKILL) loses at most the batch in flight and the next
+refresh goes on from there. A complete listing identical to the last one
+is answered by ``listing`` without comparing rows. Does not own the queries
+(``index``, ``lookup``), running ``analyze`` (``analysis``) or reading
+files (the caller's ``read``, its safe-open seam).
+
+The racy rule (git's "racy git"): a signature is trusted only when the
+file's mtime and ctime are more than 2 s older than the moment its bytes
+were read; a file rewritten with the same size within its timestamp
+granularity (1-2 s on some file systems) keeps its signature, so such a
+row is hashed again at the next refresh, and trusted once it is old enough.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import time
+from dataclasses import replace
+
+from . import analysis, listing
+from .rows import CONTENT_SKIPS, RefreshStats, rqual
+from .store import Transaction
+from .testpaths import is_test_path
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:  # pragma: no cover
+    import sqlite3
+    from collections.abc import Callable, Iterable, Iterator
+
+__all__ = [
+    "BATCH",
+    "MAX_BYTES",
+    "POOL_MIN_BYTES",
+    "RACY_NS",
+    "Entry",
+    "git_blob_sha1",
+    "refresh",
+]
+
+#: (path, size, mtime_ns, inode, ctime_ns): one listed file, as the caller stats it.
+Entry = tuple
+
+RACY_NS = 2_000_000_000
+MAX_BYTES = 2 * 1024 * 1024
+BATCH = 256  # files per transaction
+# Less work than this is analysed here: starting worker processes costs more.
+POOL_MIN_BYTES = 1024 * 1024
+_FLUSH_SECONDS = 1.0  # a slow analyze still commits at least this often
+_PROGRESS_SECONDS = 0.1
+_IN_CHUNK = 500  # paths per ``IN (...)`` query
+
+# ``state``: NULL for a row its signature vouches for (analysed, not racy), else
+# 'racy' or the skip reason. Rows come back as tuples that compare equal to a
+# listed entry plus (None,): the warm path is one set lookup per entry.
+_SELECT = (
+    "SELECT path, size, mtime_ns, inode, ctime_ns,"
+    " CASE WHEN max(mtime_ns, ctime_ns) > indexed_ns - ? THEN 'racy' ELSE skipped END FROM files"
+)
+_PRIOR = "SELECT path, blob, skipped, size, mtime_ns, inode, ctime_ns FROM files WHERE path IN "
+_TRUSTED = (None,)
+_UPSERT = (
+    "INSERT INTO files(path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test)"
+    " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
+    " size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,"
+    " ctime_ns = excluded.ctime_ns, indexed_ns = excluded.indexed_ns,"
+    " blob = excluded.blob, skipped = excluded.skipped RETURNING id"
+)
+_SIGNATURE = "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?, indexed_ns = ? WHERE path = ?"
+_DROP_DEFINITIONS = "DELETE FROM definitions WHERE file_id = ?"
+_DROP_LEXICAL = "DELETE FROM lexical WHERE rowid = ?"
+_DROP_FILE = "DELETE FROM files WHERE path = ? RETURNING id"
+_ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ADD_LEXICAL = "INSERT INTO lexical(rowid, path_terms, content_terms) VALUES (?, ?, ?)"
+
+
+def git_blob_sha1(data: bytes) -> str:
+    """The id git gives these bytes as a blob (``git hash-object``)."""
+    h = hashlib.sha1(b"blob %d\0" % len(data), usedforsecurity=False)
+    h.update(data)
+    return h.hexdigest()
+
+
+class _Writer:
+    """Pending writes, flushed as one transaction per batch."""
+
+    def __init__(self, conn: sqlite3.Connection, batch: int) -> None:
+        self._conn = conn
+        self._batch = max(1, batch)
+        self._removed: list[str] = []
+        self._signatures: list[tuple] = []
+        # (files row, (definitions, path_terms, content_terms) or None)
+        self._rows: list[tuple] = []
+        self._count = 0
+        self._flushed = time.monotonic()
+        self.generation = listing.generation(conn)  # the store's, as of our last write
+        self.racy = False  # a row written now that its signature cannot vouch for yet
+
+    def remove(self, path: str) -> None:
+        self._removed.append(path)
+        self._added()
+
+    def signature(self, entry: Entry, indexed_ns: int) -> None:
+        self.racy = self.racy or max(entry[2], entry[4]) > indexed_ns - RACY_NS
+        self._signatures.append(
+            (entry[1], entry[2], entry[3], entry[4], indexed_ns, entry[0])
+        )
+        self._added()
+
+    def file(
+        self,
+        entry: Entry,
+        indexed_ns: int,
+        blob: str | None,
+        skipped: str | None,
+        analysed: tuple | None = None,
+    ) -> None:
+        path = entry[0]
+        self.racy = self.racy or max(entry[2], entry[4]) > indexed_ns - RACY_NS
+        row = (
+            path,
+            entry[1],
+            entry[2],
+            entry[3],
+            entry[4],
+            indexed_ns,
+            blob,
+            skipped,
+            int(is_test_path(path)),
+        )
+        self._rows.append((row, analysed))
+        self._added()
+
+    def _added(self) -> None:
+        self._count += 1
+        if (
+            self._count >= self._batch
+            or time.monotonic() - self._flushed >= _FLUSH_SECONDS
+        ):
+            self.flush()
+
+    def flush(self) -> None:
+        if self._count:
+            conn = self._conn
+            with Transaction(conn):
+                self.generation = listing.bump(conn)
+                for path in self._removed:
+                    for (file_id,) in conn.execute(_DROP_FILE, (path,)).fetchall():
+                        conn.execute(_DROP_DEFINITIONS, (file_id,))
+                        conn.execute(_DROP_LEXICAL, (file_id,))
+                if self._signatures:
+                    conn.executemany(_SIGNATURE, self._signatures)
+                for row, analysed in self._rows:
+                    file_id = conn.execute(_UPSERT, row).fetchone()[0]
+                    conn.execute(_DROP_DEFINITIONS, (file_id,))
+                    conn.execute(_DROP_LEXICAL, (file_id,))
+                    if analysed is None:
+                        continue
+                    definitions, path_terms, content_terms = analysed
+                    if definitions:
+                        conn.executemany(
+                            _ADD_DEFINITION,
+                            [
+                                (file_id, seq, *d, rqual(d[2]))
+                                for seq, d in enumerate(definitions)
+                            ],
+                        )
+                    if path_terms or content_terms:
+                        conn.execute(_ADD_LEXICAL, (file_id, path_terms, content_terms))
+            self._removed.clear()
+            self._signatures.clear()
+            self._rows.clear()
+            self._count = 0
+        self._flushed = time.monotonic()
+
+
+def _stored(
+    conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: list[str] | None
+) -> list[tuple]:
+    """``(path, size, mtime_ns, inode, ctime_ns, state)`` of the rows in
+    ``bounds`` (a path range; None: all), or only of ``paths``."""
+    if paths is not None:
+        rows: list = []
+        for i in range(0, len(paths), _IN_CHUNK):
+            part = paths[i : i + _IN_CHUNK]
+            marks = ",".join("?" * len(part))
+            rows += conn.execute(
+                f"{_SELECT} WHERE path IN ({marks})", (RACY_NS, *part)
+            ).fetchall()
+        return rows
+    if bounds is None:
+        return conn.execute(_SELECT, (RACY_NS,)).fetchall()
+    return conn.execute(
+        f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)
+    ).fetchall()
+
+
+def _prior(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple]:
+    """path -> (blob, skipped, (size, mtime_ns, inode, ctime_ns)) of stored rows."""
+    out: dict[str, tuple] = {}
+    for i in range(0, len(paths), _IN_CHUNK):
+        part = paths[i : i + _IN_CHUNK]
+        marks = ",".join("?" * len(part))
+        for r in conn.execute(f"{_PRIOR}({marks})", part).fetchall():
+            out[r[0]] = (r[1], r[2], r[3:7])
+    return out
+
+
+class _Run:
+    """One refresh: the counters, the pending writes, the progress clock."""
+
+    def __init__(
+        self, conn, read, analyze, *, max_bytes, workers, batch, progress
+    ) -> None:
+        self.conn = conn
+        self.read = read
+        self.analyze = analyze
+        self.max_bytes = max_bytes
+        self.workers = workers
+        self.progress = progress
+        self.writer = _Writer(conn, batch)
+        self.counts = {
+            "unchanged": 0,
+            "rehashed_same": 0,
+            "analyzed": 0,
+            "removed": 0,
+            "racy": 0,
+            "read": 0,
+        }
+        self.skipped: list[tuple[str, str]] = []
+        self.unsettled = False  # a row no signature will vouch for (unreadable files)
+        self.done = 0
+        self.total = 0
+        self._ticked = 0.0
+
+    def skip(self, path: str, reason: str) -> None:
+        self.skipped.append((path, reason))
+
+    def tick(self) -> None:
+        self.done += 1
+        if self.progress is not None:
+            now = time.monotonic()
+            if now - self._ticked >= _PROGRESS_SECONDS:
+                self._ticked = now
+                self.progress(self.done, self.total)
+
+    def classify(self, listed: dict, rows: list[tuple]) -> list[Entry]:
+        """Count what the stored rows vouch for; return the entries to read."""
+        vouched = set(rows)
+        others = {r[0]: r for r in rows if r[5] is not None}
+        work: list[Entry] = []
+        max_bytes = self.max_bytes
+        unchanged = 0
+        for path, e in listed.items():
+            if e + _TRUSTED in vouched:
+                unchanged += 1
+                continue
+            r = others.get(path)
+            if r is None or r[1:5] != e[1:5]:
+                work.append(e)
+            elif r[5] == "racy":
+                self.counts["racy"] += 1
+                work.append(e)
+            elif r[5] in CONTENT_SKIPS or (r[5] == "too_large" and e[1] > max_bytes):
+                self.skip(path, r[5])
+            else:  # unreadable (tried again), or too large under a larger cap
+                work.append(e)
+        self.counts["unchanged"] = unchanged
+        return work
+
+    def feed(self, work: list[Entry], waiting: dict) -> Iterator[tuple[str, bytes]]:
+        """Read and hash each entry; yield the content that needs analysing."""
+        prior = _prior(self.conn, [e[0] for e in work])
+        for e in work:
+            path = e[0]
+            old = prior.get(path)
+            indexed_ns = time.time_ns()
+            if e[1] > self.max_bytes:
+                self.skip(path, "too_large")
+                self.writer.file(e, indexed_ns, None, "too_large")
+                self.tick()
+                continue
+            data = self.read(path)
+            if data is not None:
+                self.counts["read"] += 1
+            if data is None or len(data) > self.max_bytes:
+                reason = "unreadable" if data is None else "too_large"
+                self.skip(path, reason)
+                # An unreadable file is asked again every time; its row is written
+                # only when it changes, so that a warm refresh stays read-only.
+                self.unsettled = self.unsettled or reason == "unreadable"
+                if not (old is not None and old[1] == reason and old[2] == e[1:5]):
+                    self.writer.file(e, indexed_ns, None, reason)
+                self.tick()
+                continue
+            blob = git_blob_sha1(data)
+            if old is not None and old[0] == blob and old[1] in (None, *CONTENT_SKIPS):
+                self.writer.signature(e, indexed_ns)
+                if old[1] is None:
+                    self.counts["rehashed_same"] += 1
+                else:
+                    self.skip(path, old[1])
+                self.tick()
+                continue
+            waiting[path] = (e, indexed_ns, blob)
+            yield path, data
+
+    def analyse(self, work: list[Entry]) -> None:
+        waiting: dict[str, tuple] = {}
+        workers = self.workers
+        if (
+            workers > 1
+            and sum(e[1] for e in work if e[1] <= self.max_bytes) >= POOL_MIN_BYTES
+        ):
+            # Large files first: no long tail on one worker.
+            work = sorted(work, key=lambda e: -e[1])
+        else:
+            workers = 1
+        self.workers = workers
+        for path, (status, value) in analysis.run(
+            self.analyze, self.feed(work, waiting), workers=workers
+        ):
+            e, indexed_ns, blob = waiting.pop(path)
+            if status == "ok":
+                self.counts["analyzed"] += 1
+                self.writer.file(e, indexed_ns, blob, None, value)
+            else:
+                self.skip(path, status)
+                self.writer.file(e, indexed_ns, blob, status)
+            self.tick()
+
+
+def refresh(
+    conn: sqlite3.Connection,
+    entries: Iterable[Entry],
+    read: Callable[[str], bytes | None],
+    analyze: Callable,
+    *,
+    bounds: tuple[str, str] | None,
+    complete: bool,
+    max_bytes: int,
+    workers: int,
+    batch: int,
+    progress: Callable[[int, int], None] | None,
+) -> RefreshStats:
+    """Bring the rows for ``entries`` up to date (see the module docstring);
+    with ``complete``, also drop the stored paths in ``bounds`` (a path range,
+    None: the whole repository) that ``entries`` does not list."""
+    started = time.perf_counter()
+    key = digest = None
+    if complete:
+        key, digest = listing.key(bounds, max_bytes), listing.digest(entries)
+        same = digest and listing.unchanged(conn, key, digest, bounds)
+        if same:
+            return replace(same, seconds=time.perf_counter() - started)
+    listed = {e[0]: tuple(e) for e in entries}
+    run = _Run(
+        conn,
+        read,
+        analyze,
+        max_bytes=max_bytes,
+        workers=workers,
+        batch=batch,
+        progress=progress,
+    )
+    if complete:
+        rows = _stored(conn, bounds, None)
+        known = {r[0] for r in rows}
+        for path in known - listed.keys():
+            run.counts["removed"] += 1
+            run.writer.remove(path)
+        if bounds is not None:
+            outside = [p for p in listed if not bounds[0] <= p < bounds[1]]
+            if outside:
+                rows += _stored(conn, None, outside)
+                # The listing strays outside its scope: not worth remembering.
+                digest = None
+    else:  # a few paths are looked up by name; many, in one scan of all rows
+        few = len(listed) <= 4 * _IN_CHUNK
+        rows = _stored(conn, None, list(listed) if few else None)
+    work = run.classify(listed, rows)
+    run.total = len(work)
+    if progress is not None and work:
+        progress(0, run.total)
+    run.analyse(work)
+    run.writer.flush()
+    if digest and not run.writer.racy and not run.unsettled:
+        listing.remember(conn, key, digest, run.writer.generation, len(listed))
+    if progress is not None and work:
+        progress(run.total, run.total)
+    skipped: dict[str, int] = {}
+    for _path, reason in run.skipped:
+        skipped[reason] = skipped.get(reason, 0) + 1
+    return RefreshStats(
+        listed=len(listed),
+        skipped=dict(sorted(skipped.items())),
+        skipped_paths=tuple(sorted(run.skipped)),
+        workers=run.workers,
+        seconds=time.perf_counter() - started,
+        **run.counts,
+    )
