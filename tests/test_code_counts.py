@@ -32,9 +32,7 @@ def test_put_get_and_persistence(cache):
     assert counts.get(key("hello"), "cl100k_base") == 1
     assert counts.get(key("a b c"), "o200k_base") == 4  # counts are per encoding
     assert counts.get(key("hello"), "o200k_base") is None
-    assert counts.get_many(
-        [key("hello"), key("a b c"), key("nope")], "cl100k_base"
-    ) == {key("hello"): 1, key("a b c"): 3}
+    assert counts.get_many([key("hello"), key("a b c"), key("nope")], "cl100k_base") == {key("hello"): 1, key("a b c"): 3}
     counts.put(key("hello"), "cl100k_base", 2)  # a later count replaces the earlier
     counts.close()
     again = TokenCounts.open(cache)
@@ -54,11 +52,7 @@ def test_oldest_rows_are_evicted_beyond_the_limit(cache):
     counts.put_many([(key(f"t{i}"), "enc", i) for i in range(8)])
     counts.put(key("t0"), "enc", 100)  # rewritten: young again
     counts.put_many([(key(f"u{i}"), "enc", i) for i in range(5)])
-    rows = (
-        sqlite3.connect(counts.path)
-        .execute("SELECT count(*) FROM counts")
-        .fetchone()[0]
-    )
+    rows = sqlite3.connect(counts.path).execute("SELECT count(*) FROM counts").fetchone()[0]
     assert rows == 10
     assert counts.get(key("t0"), "enc") == 100
     assert counts.get(key("t1"), "enc") is None and counts.get(key("t3"), "enc") is None
@@ -145,9 +139,7 @@ def test_a_fresh_process_answers_without_the_tokenizer(cache):
         f"n = c.get({key('seen before')!r}, 'cl100k_base')\n"
         "print(json.dumps([n, sorted(m for m in sys.modules if m.split('.')[0] in ('tiktoken', 'tree_sitter', 'jitctx'))]))\n"
     )
-    out = subprocess.run(
-        [sys.executable, "-c", script], capture_output=True, text=True, check=True
-    ).stdout
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     n, modules = json.loads(out)
     assert n == 2
     assert modules == [

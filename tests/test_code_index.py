@@ -49,13 +49,7 @@ def fake_analyze(path: str, data: bytes):
             stack.pop()
         parent = stack[-1][1] if stack else None
         qualname = f"{defs[parent].qualname}.{name}" if parent is not None else name
-        kind = (
-            "class"
-            if word == "class"
-            else "method"
-            if parent is not None
-            else "function"
-        )
+        kind = "class" if word == "class" else "method" if parent is not None else "function"
         defs.append(
             Definition(
                 kind,
@@ -114,26 +108,18 @@ class Tree:
     """Files as bytes with controllable stat signatures; ``read`` counts reads."""
 
     def __init__(self, files: dict[str, bytes | str], mtime_ns: int = OLD_NS) -> None:
-        self.files = {
-            p: (d.encode() if isinstance(d, str) else d) for p, d in files.items()
-        }
+        self.files = {p: (d.encode() if isinstance(d, str) else d) for p, d in files.items()}
         self.mtime = {p: mtime_ns for p in self.files}
         self.inode = {p: i + 100 for i, p in enumerate(self.files)}
         self.reads: list[str] = []
 
     def write(self, path: str, data: bytes | str, mtime_ns: int | None = None) -> None:
         self.files[path] = data.encode() if isinstance(data, str) else data
-        self.mtime[path] = (
-            mtime_ns if mtime_ns is not None else self.mtime.get(path, OLD_NS) + 10**9
-        )
+        self.mtime[path] = mtime_ns if mtime_ns is not None else self.mtime.get(path, OLD_NS) + 10**9
         self.inode.setdefault(path, 100 + len(self.inode))
 
     def entries(self, under: str = "") -> list[tuple[str, int, int, int, int]]:
-        return [
-            (p, len(d), self.mtime[p], self.inode[p], self.mtime[p])
-            for p, d in sorted(self.files.items())
-            if p.startswith(under)
-        ]
+        return [(p, len(d), self.mtime[p], self.inode[p], self.mtime[p]) for p, d in sorted(self.files.items()) if p.startswith(under)]
 
     def read(self, path: str) -> bytes | None:
         self.reads.append(path)
@@ -172,9 +158,7 @@ def index(cache, root):
 
 def check(stats) -> None:
     """Every listed path is counted once."""
-    assert stats.listed == stats.unchanged + stats.rehashed_same + stats.analyzed + sum(
-        stats.skipped.values()
-    )
+    assert stats.listed == stats.unchanged + stats.rehashed_same + stats.analyzed + sum(stats.skipped.values())
 
 
 # -- location -----------------------------------------------------------------
@@ -187,13 +171,9 @@ def test_cache_dir_order(monkeypatch, tmp_path):
     monkeypatch.delenv("JITCTX_CACHE_DIR")
     assert store.cache_dir() == str(tmp_path / "xdg" / "jitctx")
     monkeypatch.setenv("XDG_CACHE_HOME", "relative/ignored")
-    assert store.cache_dir() == os.path.join(
-        os.path.expanduser("~"), ".cache", "jitctx"
-    )
+    assert store.cache_dir() == os.path.join(os.path.expanduser("~"), ".cache", "jitctx")
     monkeypatch.delenv("XDG_CACHE_HOME")
-    assert store.cache_dir() == os.path.join(
-        os.path.expanduser("~"), ".cache", "jitctx"
-    )
+    assert store.cache_dir() == os.path.join(os.path.expanduser("~"), ".cache", "jitctx")
 
 
 def test_one_store_per_real_root(cache, tmp_path):
@@ -209,10 +189,7 @@ def test_one_store_per_real_root(cache, tmp_path):
     assert index_file(link) == fa
     with Index.open(a) as ix:
         assert ix.path == fa and ix.notice is None
-        assert (
-            sqlite3.connect(fa).execute("PRAGMA user_version").fetchone()[0]
-            == SCHEMA_VERSION
-        )
+        assert sqlite3.connect(fa).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         assert sqlite3.connect(fa).execute("PRAGMA journal_mode").fetchone()[0] == "wal"
 
 
@@ -382,10 +359,7 @@ def test_skips_and_their_reasons(index):
         ("secret.env", "unreadable"),
     )
     assert stats.analyzed == 1 and "big.py" not in tree.reads
-    assert (
-        index.state("big.py").blob is None
-        and index.state("image.bin").skipped == "declined"
-    )
+    assert index.state("big.py").blob is None and index.state("image.bin").skipped == "declined"
 
     tree.reads.clear()
     stats = index.refresh(tree.entries(), tree.read, fake_analyze, max_bytes=100)
@@ -399,9 +373,7 @@ def test_skips_and_their_reasons(index):
     # Content-decided skips are trusted; the unreadable file is asked again.
     assert tree.reads == []
     index.refresh(tree.entries(), tree.read, fake_analyze)  # the default cap: 2 MiB
-    assert "big.py" in tree.reads and [d.name for d in index.definitions("big.py")] == [
-        "big"
-    ]
+    assert "big.py" in tree.reads and [d.name for d in index.definitions("big.py")] == ["big"]
 
 
 def test_definitions_round_trip(index):
@@ -422,9 +394,7 @@ def test_definitions_round_trip(index):
         "class Rational:",
     )
     assert defs[1].tokens == len("def __add__(self, other):")
-    assert (
-        index.enclosing("src/core/numbers.py", 7).qualname == "Outer.Rational.__add__"
-    )
+    assert index.enclosing("src/core/numbers.py", 7).qualname == "Outer.Rational.__add__"
     assert index.enclosing("src/core/numbers.py", 5).qualname == "Outer.Rational"
     assert index.definitions("missing.py") == ()
 
@@ -433,9 +403,7 @@ def test_definitions_round_trip(index):
 
 
 def found(index, query, **kw):
-    return [
-        (h.tier, h.path, h.definition.qualname) for h in index.find(query, **kw).hits
-    ]
+    return [(h.tier, h.path, h.definition.qualname) for h in index.find(query, **kw).hits]
 
 
 def test_find_tiers_and_order(index):
@@ -462,9 +430,7 @@ def test_find_tiers_and_order(index):
         ("prefix", "src/core/numbers.py", "Outer.Rational.limit"),
         ("prefix", "tests/test_rational.py", "Rational.__add__"),
     ]
-    assert found(index, "Outer.Rational.l") == [
-        ("prefix", "src/core/numbers.py", "Outer.Rational.limit")
-    ]
+    assert found(index, "Outer.Rational.l") == [("prefix", "src/core/numbers.py", "Outer.Rational.limit")]
     # name prefix, after exact; lower case ignores case and ranks case-exact first
     assert found(index, "igcd") == [
         ("exact", "src/rational.py", "igcd"),
@@ -489,17 +455,12 @@ def test_find_filters_limits_and_totals(index):
         ("exact", "src/rational.py", "Rational"),
         ("exact", "src/core/numbers.py", "Outer.Rational"),
     ]
-    assert found(index, "__add__", kind="method", under="tests/") == [
-        ("exact", "tests/test_rational.py", "Rational.__add__")
-    ]
+    assert found(index, "__add__", kind="method", under="tests/") == [("exact", "tests/test_rational.py", "Rational.__add__")]
     result = index.find("Rational.", limit=2)
     assert (len(result.hits), result.total, result.truncated) == (2, 5, True)
     result = index.find("igcd", limit=0)
     assert (result.hits, result.total) == ((), 3)
-    assert (
-        index.find("__add__").hits[0].is_test is False
-        and index.find("__add__").hits[-1].is_test is True
-    )
+    assert index.find("__add__").hits[0].is_test is False and index.find("__add__").hits[-1].is_test is True
     with pytest.raises(QueryError):
         index.find("  ")
     with pytest.raises(QueryError):
@@ -577,10 +538,7 @@ def test_a_corrupt_store_is_rebuilt(cache, root):
 
 
 def test_a_truncated_store_is_rebuilt(cache, root):
-    files = {
-        f"pkg/m{i:03}.py": f"class C{i}:\n    def method_{i}(self):\n        pass\n"
-        for i in range(400)
-    }
+    files = {f"pkg/m{i:03}.py": f"class C{i}:\n    def method_{i}(self):\n        pass\n" for i in range(400)}
     tree = Tree(files)
     with Index.open(root) as ix:
         ix.refresh(tree.entries(), tree.read, fake_analyze)
@@ -611,10 +569,7 @@ def test_a_store_of_another_version_is_rebuilt(cache, root, version):
         assert ix.paths() == []
         tree = Tree(SOURCE)
         assert ix.refresh(tree.entries(), tree.read, fake_analyze).analyzed == 5
-    assert (
-        sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0]
-        == SCHEMA_VERSION
-    )
+    assert sqlite3.connect(path).execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
 
 
 def test_another_analyzer_rebuilds(cache, root):
@@ -657,19 +612,12 @@ def test_an_unwritable_cache_dir_means_memory(monkeypatch, tmp_path, root):
 
 
 def test_a_full_disk_mid_build_moves_to_memory(index):
-    tree = Tree(
-        {
-            f"m{i:04}.py": f"def f{i}():\n    pass\n" + "# padding words\n" * 50
-            for i in range(300)
-        }
-    )
+    tree = Tree({f"m{i:04}.py": f"def f{i}():\n    pass\n" + "# padding words\n" * 50 for i in range(300)})
     pages = index._conn.execute("PRAGMA page_count").fetchone()[0]
     index._conn.execute(f"PRAGMA max_page_count = {pages + 3}")  # SQLITE_FULL soon
     stats = index.refresh(tree.entries(), tree.read, fake_analyze, batch=20)
     check(stats)
-    assert (
-        stats.analyzed == 300 and "in memory" in stats.notice and "full" in stats.notice
-    )
+    assert stats.analyzed == 300 and "in memory" in stats.notice and "full" in stats.notice
     assert index.path is None and index.find("f299").total == 1
 
 
@@ -712,11 +660,7 @@ def test_an_interrupt_keeps_the_committed_batches(index):
 
 
 def _bulk(n: int, pad: int = 0) -> dict[str, str]:
-    return {
-        f"pkg{i % 7}/mod_{i:04}.py": f"class Thing{i}:\n    def run_{i}(self):\n        pass\n"
-        + "#" * pad
-        for i in range(n)
-    }
+    return {f"pkg{i % 7}/mod_{i:04}.py": f"class Thing{i}:\n    def run_{i}(self):\n        pass\n" + "#" * pad for i in range(n)}
 
 
 def _child_refresh(cache_dir, root, n, analyze, batch, start, queue):
@@ -808,9 +752,7 @@ def test_workers_give_the_same_index(cache, tmp_path, monkeypatch):
         pytest.raises(TypeError, match="module-level"),
     ):
         tree.write("pkg0/mod_0000.py", "def changed():\n    pass\n")
-        ix.refresh(
-            tree.entries(), tree.read, lambda p, d: fake_analyze(p, d), workers=2
-        )
+        ix.refresh(tree.entries(), tree.read, lambda p, d: fake_analyze(p, d), workers=2)
 
 
 def test_a_worker_crash_costs_one_file(index, monkeypatch):
@@ -818,9 +760,7 @@ def test_a_worker_crash_costs_one_file(index, monkeypatch):
     files = _bulk(40, pad=50)
     files["pkg0/crash.py"] = "def boom():\n    pass\n"
     tree = Tree(files)
-    stats = index.refresh(
-        tree.entries(), tree.read, crashing_analyze, workers=2, batch=10
-    )
+    stats = index.refresh(tree.entries(), tree.read, crashing_analyze, workers=2, batch=10)
     check(stats)
     assert stats.skipped == {"crashed": 1} and stats.analyzed == 40
     assert stats.skipped_paths == (("pkg0/crash.py", "crashed"),)
@@ -846,13 +786,9 @@ def test_an_identical_listing_is_answered_without_comparing_rows(index):
     # Another cap, another order, a sub-folder: compared row by row (same verdicts).
     other = index.refresh(tree.entries(), tree.read, fake_analyze, max_bytes=300)
     assert not other.listing_unchanged and other.analyzed == 1  # big.py fits now
-    reordered = index.refresh(
-        tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300
-    )
+    reordered = index.refresh(tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300)
     assert not reordered.listing_unchanged and reordered.unchanged == 6
-    assert index.refresh(
-        tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300
-    ).listing_unchanged
+    assert index.refresh(tree.entries()[::-1], tree.read, fake_analyze, max_bytes=300).listing_unchanged
 
 
 def test_a_write_by_anyone_else_disables_the_shortcut(index, root):

@@ -172,13 +172,7 @@ def test_cpp_operator_names_are_normalised():
 
 
 def test_js_default_exports_and_module_exports():
-    source = (
-        b"export default function () {}\n"
-        b"module.exports = function createApp() {};\n"
-        b"module.exports = function () {};\n"
-        b"this.handler = () => {};\n"
-        b"const { a, b } = () => {};\n"
-    )
+    source = b"export default function () {}\nmodule.exports = function createApp() {};\nmodule.exports = function () {};\nthis.handler = () => {};\nconst { a, b } = () => {};\n"
     assert rows("javascript", source) == [("function", "default", 1, 1), ("function", "createApp", 2, 2)]
     assert rows("typescript", b"export default class {\n  m() {}\n}\n") == [
         ("class", "default", 1, 3),

@@ -69,9 +69,7 @@ def analyze_one(analyze: Callable, path: str, data: bytes) -> Outcome:
         return ("failed", type(exc).__name__)
 
 
-def _analyze_chunk(
-    analyze: Callable, items: Sequence[tuple[str, bytes]]
-) -> list[tuple[str, Outcome]]:
+def _analyze_chunk(analyze: Callable, items: Sequence[tuple[str, bytes]]) -> list[tuple[str, Outcome]]:
     """The unit of work a worker process runs (module level: it pickles)."""
     return [(path, analyze_one(analyze, path, data)) for path, data in items]
 
@@ -94,9 +92,7 @@ def run(
     try:
         pickle.dumps(analyze)
     except (pickle.PicklingError, TypeError, AttributeError) as exc:
-        raise TypeError(
-            f"analyze must be a module-level function to run in {workers} worker processes: {exc}"
-        ) from None
+        raise TypeError(f"analyze must be a module-level function to run in {workers} worker processes: {exc}") from None
     yield from _Pool(analyze, workers).run(iter(items))
 
 
@@ -126,9 +122,7 @@ class _Pool:
 
         # spawn, not fork: the parent may run threads (watcher, MCP server), and a
         # forked copy of a lock held by one of them deadlocks the child.
-        return ProcessPoolExecutor(
-            self._workers, mp_context=multiprocessing.get_context("spawn")
-        )
+        return ProcessPoolExecutor(self._workers, mp_context=multiprocessing.get_context("spawn"))
 
     def _restart(self) -> None:
         self._executor.shutdown(wait=True, cancel_futures=True)
@@ -143,22 +137,16 @@ class _Pool:
         try:
             while True:
                 if retry:
-                    if (
-                        not pending
-                    ):  # lost files run alone, so a second crash names its file
+                    if not pending:  # lost files run alone, so a second crash names its file
                         item = retry.popleft()
-                        pending[
-                            self._executor.submit(_analyze_chunk, self._analyze, [item])
-                        ] = ([item], True)
+                        pending[self._executor.submit(_analyze_chunk, self._analyze, [item])] = ([item], True)
                 else:
                     while not exhausted and len(pending) < limit:
                         chunk = next(chunks, None)
                         if chunk is None:
                             exhausted = True
                             break
-                        pending[
-                            self._executor.submit(_analyze_chunk, self._analyze, chunk)
-                        ] = (chunk, False)
+                        pending[self._executor.submit(_analyze_chunk, self._analyze, chunk)] = (chunk, False)
                 if not pending:
                     break
                 done, _ = wait(pending, return_when=FIRST_COMPLETED)

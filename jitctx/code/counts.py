@@ -63,15 +63,11 @@ class TokenCounts:
     @classmethod
     def open(cls, cache_dir: str | None = None, *, limit: int = LIMIT) -> TokenCounts:
         """The cache in ``cache_dir`` (default :func:`store.cache_dir`)."""
-        return cls(
-            os.path.join(cache_dir or store.cache_dir(), COUNTS_FILE), limit=limit
-        )
+        return cls(os.path.join(cache_dir or store.cache_dir(), COUNTS_FILE), limit=limit)
 
     def _connect(self) -> None:
         try:
-            self._conn, notice = store.connect(
-                self.path, version=_VERSION, schema=_SCHEMA, timeout=_TIMEOUT
-            )
+            self._conn, notice = store.connect(self.path, version=_VERSION, schema=_SCHEMA, timeout=_TIMEOUT)
         except store.StoreUnavailable as exc:
             self._conn = None
             self.notice = f"token counts are not cached: {exc.reason}"
@@ -98,14 +94,10 @@ class TokenCounts:
         if store.is_unusable(exc):
             if writing:
                 self._writable = False
-                self.notice = (
-                    f"the token-count cache {self.path} is read-only here: {exc}"
-                )
+                self.notice = f"the token-count cache {self.path} is read-only here: {exc}"
             else:
                 self._conn = None
-                self.notice = (
-                    f"token counts are not cached: cannot read {self.path}: {exc}"
-                )
+                self.notice = f"token counts are not cached: cannot read {self.path}: {exc}"
             return False
         raise exc
 
@@ -136,9 +128,7 @@ class TokenCounts:
                         part = wanted[i : i + _IN_CHUNK]
                         marks = ",".join("?" * len(part))
                         sql = f"SELECT key, tokens FROM counts WHERE encoding = ? AND key IN ({marks})"
-                        out.update(
-                            self._conn.execute(sql, (encoding, *part)).fetchall()
-                        )
+                        out.update(self._conn.execute(sql, (encoding, *part)).fetchall())
                     return out
                 except sqlite3.Error as exc:
                     if not self._failed(exc, writing=False):

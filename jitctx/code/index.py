@@ -38,7 +38,6 @@ from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, Refresh
 TYPE_CHECKING = False
 if TYPE_CHECKING:  # pragma: no cover
     from collections.abc import Callable, Iterable
-    from typing import Self
 
 __all__ = ["Index", "index_file"]
 
@@ -139,20 +138,14 @@ class Index:
         if row is not None and row[0] == self.analyzer:
             return conn
         with store.Transaction(conn):
-            row = conn.execute(
-                "SELECT value FROM meta WHERE key = 'analyzer'"
-            ).fetchone()
+            row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
             if row is not None and row[0] != self.analyzer:
                 for table in ("definitions", "lexical", "files"):
                     conn.execute(f"DELETE FROM {table}")
                 conn.execute("DELETE FROM meta WHERE key LIKE 'listing:%'")
-                conn.execute(
-                    "UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'"
-                )
+                conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
                 self.notice = f"the store {path} was built by analyzer {row[0]!r}; rebuilt for {self.analyzer!r}"
-            conn.execute(
-                "INSERT OR REPLACE INTO meta VALUES ('analyzer', ?)", (self.analyzer,)
-            )
+            conn.execute("INSERT OR REPLACE INTO meta VALUES ('analyzer', ?)", (self.analyzer,))
         return conn
 
     def _memory(self, reason: str) -> sqlite3.Connection:
@@ -176,9 +169,7 @@ class Index:
                 return True
             self._conn = self._connect(path)
             if self.path is not None:
-                self.notice = (
-                    f"the store {path} was found damaged ({exc}) and was rebuilt"
-                )
+                self.notice = f"the store {path} was found damaged ({exc}) and was rebuilt"
         else:
             self._conn.close()
             self._conn = self._memory(f"cannot write {path}: {exc}")
@@ -197,7 +188,7 @@ class Index:
         with self._lock:
             self._conn.close()
 
-    def __enter__(self) -> Self:
+    def __enter__(self) -> Index:
         return self
 
     def __exit__(self, *exc: object) -> None:
@@ -261,10 +252,7 @@ class Index:
 
     def definitions(self, path: str) -> tuple[Definition, ...]:
         """The stored definitions of ``path``, in the order ``analyze`` gave them."""
-        sql = (
-            f"SELECT {_DEFINITION} FROM files f CROSS JOIN definitions d ON d.file_id = f.id"
-            " WHERE f.path = ? ORDER BY d.seq"
-        )
+        sql = f"SELECT {_DEFINITION} FROM files f CROSS JOIN definitions d ON d.file_id = f.id WHERE f.path = ? ORDER BY d.seq"
         rows = self._run(lambda conn: conn.execute(sql, (path,)).fetchall())
         return tuple(Definition(*r) for r in rows)
 
@@ -272,15 +260,11 @@ class Index:
         """The innermost stored definition of ``path`` whose lines hold ``line``."""
         best = None
         for d in self.definitions(path):
-            if d.start_line <= line <= d.end_line and (
-                best is None or d.depth >= best.depth
-            ):
+            if d.start_line <= line <= d.end_line and (best is None or d.depth >= best.depth):
                 best = d
         return best
 
-    def find(
-        self, query: str, *, kind: str | None = None, under: str = "", limit: int = 50
-    ) -> Lookup:
+    def find(self, query: str, *, kind: str | None = None, under: str = "", limit: int = 50) -> Lookup:
         """Definitions by name across the repository, ranked in tiers (exact,
         qualified, prefix; see ``lookup``); ``total`` counts all matches."""
         text = query.strip()
@@ -327,10 +311,7 @@ class Index:
         expr = " OR ".join('"' + w.replace('"', '""') + '"' for w in words)
         bounds = _bounds(under)
         where = " AND f.path >= ? AND f.path < ?" if bounds else ""
-        sql = (
-            "SELECT f.path, bm25(lexical, ?, ?) AS score FROM lexical CROSS JOIN files f ON f.id = lexical.rowid"
-            f" WHERE lexical MATCH ?{where} ORDER BY score LIMIT ?"
-        )
+        sql = f"SELECT f.path, bm25(lexical, ?, ?) AS score FROM lexical CROSS JOIN files f ON f.id = lexical.rowid WHERE lexical MATCH ?{where} ORDER BY score LIMIT ?"
         params = (path_w, content_w, expr, *(bounds or ()), int(limit))
         rows = self._run(lambda conn: conn.execute(sql, params).fetchall())
         return [(path, -score) for path, score in rows]
@@ -339,18 +320,20 @@ class Index:
         """What the index holds about ``path`` (its signature, blob, skip), or None."""
         sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test FROM files WHERE path = ?"
         row = self._run(lambda conn: conn.execute(sql, (path,)).fetchone())
-        return None if row is None else FileState(*row[:8], bool(row[8]))
+        if row is None:
+            return None
+        path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test = row
+        return FileState(path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, bool(is_test))
 
     def paths(self, under: str = "") -> list[str]:
         """Every path the index has a row for (skipped ones too), sorted."""
         bounds = _bounds(under)
+        params: tuple[str, ...] = ()
         if bounds is None:
-            sql, params = "SELECT path FROM files ORDER BY path", ()
+            sql = "SELECT path FROM files ORDER BY path"
         else:
             sql, params = (
                 "SELECT path FROM files WHERE path >= ? AND path < ? ORDER BY path",
                 bounds,
             )
-        return [
-            r[0] for r in self._run(lambda conn: conn.execute(sql, params).fetchall())
-        ]
+        return [r[0] for r in self._run(lambda conn: conn.execute(sql, params).fetchall())]

@@ -56,9 +56,7 @@ def digest(entries: list) -> str | None:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def unchanged(
-    conn: sqlite3.Connection, key: str, digest: str, bounds: tuple[str, str] | None
-) -> RefreshStats | None:
+def unchanged(conn: sqlite3.Connection, key: str, digest: str, bounds: tuple[str, str] | None) -> RefreshStats | None:
     """The stats of a listing identical to the last one a refresh of this
     scope finished with, every row then trusted, with no write since."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -70,9 +68,7 @@ def unchanged(
     if bounds is None:
         skipped = conn.execute(_SKIPPED).fetchall()
     else:
-        skipped = conn.execute(
-            f"{_SKIPPED} AND path >= ? AND path < ?", bounds
-        ).fetchall()
+        skipped = conn.execute(f"{_SKIPPED} AND path >= ? AND path < ?", bounds).fetchall()
     counts: dict[str, int] = {}
     for _path, reason in skipped:
         counts[reason] = counts.get(reason, 0) + 1
@@ -85,9 +81,7 @@ def unchanged(
     )
 
 
-def remember(
-    conn: sqlite3.Connection, key: str, digest: str, at: int, listed: int
-) -> None:
+def remember(conn: sqlite3.Connection, key: str, digest: str, at: int, listed: int) -> None:
     """Record the listing a refresh left fully trusted, unless another
     process wrote since our last write (``at``)."""
     with Transaction(conn):

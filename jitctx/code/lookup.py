@@ -38,10 +38,7 @@ if TYPE_CHECKING:  # pragma: no cover
 __all__ = ["find", "prefix_range"]
 
 
-_COLUMNS = (
-    "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line,"
-    " d.signature, d.depth, d.parent, d.tokens"
-)
+_COLUMNS = "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
 # ``rqual`` is the folded qualname reversed: a qualname's suffix is a range of it.
 _EXACT_CI = "(lower(d.name) = :f OR d.rqual = :rf)"
 _EXACT_CS = "(d.name = :q OR d.qualname = :q)"
@@ -51,9 +48,7 @@ _NAME_PREFIX_CI = "lower(d.name) >= :lo AND lower(d.name) < :hi"
 _NAME_PREFIX_CS = "substr(d.name, 1, :n) = :q"
 _CONTAINERS_CI = "(rqual = :rh OR (rqual >= :rh_lo AND rqual < :rh_hi))"
 _CONTAINERS_CS = "(qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
-_INSIDE_CI = (
-    "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
-)
+_INSIDE_CI = "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
 _INSIDE_CS = "substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q"
 _ORDER = "f.is_test, length(f.path), f.path, d.start_line, d.seq"
 
@@ -98,9 +93,7 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
         p["lo"], p["hi"] = prefix_range(f)
         p["n"] = len(q)
         where = _NAME_PREFIX_CI + (f" AND {_NAME_PREFIX_CS}" if cs else "")
-        tiers.append(
-            ("prefix", plain, f"{where} AND {seen}", "" if cs else _NAME_PREFIX_CS)
-        )
+        tiers.append(("prefix", plain, f"{where} AND {seen}", "" if cs else _NAME_PREFIX_CS))
     elif head:
         rh = ascii_lower(head)[::-1]
         p["rh"] = rh
@@ -122,9 +115,7 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
 
 
 def _definition(row: tuple) -> Definition:
-    return Definition(
-        row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11]
-    )
+    return Definition(row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11])
 
 
 def find(
@@ -151,9 +142,7 @@ def find(
     for tier, source, where, exact_case in tiers:
         body = f"FROM {source} WHERE {where}{extra}"
         distinct = "DISTINCT " if "SELECT DISTINCT" in source else ""
-        count = conn.execute(
-            f"SELECT count(*) FROM (SELECT {distinct}d.file_id, d.seq {body})", params
-        ).fetchone()[0]
+        count = conn.execute(f"SELECT count(*) FROM (SELECT {distinct}d.file_id, d.seq {body})", params).fetchone()[0]
         total += count
         room = limit - len(hits)
         if count == 0 or room <= 0:
@@ -163,7 +152,5 @@ def find(
             f"SELECT {distinct}{_COLUMNS} {body} ORDER BY {order} LIMIT {int(room)}",
             params,
         )
-        hits += [
-            Hit(r[0], _definition(r), r[2], tier, bool(r[1])) for r in rows.fetchall()
-        ]
+        hits += [Hit(r[0], _definition(r), r[2], tier, bool(r[1])) for r in rows.fetchall()]
     return Lookup(tuple(hits), total)

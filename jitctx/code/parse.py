@@ -137,41 +137,27 @@ def _language(language: str) -> Language:
 
 
 def _load(language: str) -> Language:
+    from importlib import import_module
+
     from tree_sitter import Language
 
-    if language == "python":
-        import tree_sitter_python as grammar
+    if language not in _GRAMMARS:
+        raise ValueError(f"no grammar for language {language!r}; known: {', '.join(LANGUAGES)}")
+    module, function = _GRAMMARS[language]
+    return Language(getattr(import_module(module), function)())
 
-        return Language(grammar.language())
-    if language == "c":
-        import tree_sitter_c as grammar
 
-        return Language(grammar.language())
-    if language == "cpp":
-        import tree_sitter_cpp as grammar
-
-        return Language(grammar.language())
-    if language == "javascript":
-        import tree_sitter_javascript as grammar
-
-        return Language(grammar.language())
-    if language in ("typescript", "tsx"):
-        import tree_sitter_typescript as grammar
-
-        return Language(grammar.language_tsx() if language == "tsx" else grammar.language_typescript())
-    if language == "go":
-        import tree_sitter_go as grammar
-
-        return Language(grammar.language())
-    if language == "rust":
-        import tree_sitter_rust as grammar
-
-        return Language(grammar.language())
-    if language == "java":
-        import tree_sitter_java as grammar
-
-        return Language(grammar.language())
-    raise ValueError(f"no grammar for language {language!r}; known: {', '.join(LANGUAGES)}")
+_GRAMMARS = {  # language -> (grammar wheel's module, its function returning the grammar)
+    "python": ("tree_sitter_python", "language"),
+    "c": ("tree_sitter_c", "language"),
+    "cpp": ("tree_sitter_cpp", "language"),
+    "javascript": ("tree_sitter_javascript", "language"),
+    "typescript": ("tree_sitter_typescript", "language_typescript"),
+    "tsx": ("tree_sitter_typescript", "language_tsx"),
+    "go": ("tree_sitter_go", "language"),
+    "rust": ("tree_sitter_rust", "language"),
+    "java": ("tree_sitter_java", "language"),
+}
 
 
 def kind_names(language: str) -> dict[int, str]:
@@ -183,11 +169,7 @@ def kind_names(language: str) -> dict[int, str]:
     found = _kind_names.get(language)
     if found is None:
         grammar = _language(language)
-        found = {
-            i: grammar.node_kind_for_id(i) or ""
-            for i in range(grammar.node_kind_count)
-            if grammar.node_kind_is_named(i)
-        }
+        found = {i: grammar.node_kind_for_id(i) or "" for i in range(grammar.node_kind_count) if grammar.node_kind_is_named(i)}
         found[_ERROR_KIND] = "ERROR"
         _kind_names[language] = found
     return found

@@ -59,10 +59,7 @@ _IN_CHUNK = 500  # paths per ``IN (...)`` query
 # ``state``: NULL for a row its signature vouches for (analysed, not racy), else
 # 'racy' or the skip reason. Rows come back as tuples that compare equal to a
 # listed entry plus (None,): the warm path is one set lookup per entry.
-_SELECT = (
-    "SELECT path, size, mtime_ns, inode, ctime_ns,"
-    " CASE WHEN max(mtime_ns, ctime_ns) > indexed_ns - ? THEN 'racy' ELSE skipped END FROM files"
-)
+_SELECT = "SELECT path, size, mtime_ns, inode, ctime_ns, CASE WHEN max(mtime_ns, ctime_ns) > indexed_ns - ? THEN 'racy' ELSE skipped END FROM files"
 _PRIOR = "SELECT path, blob, skipped, size, mtime_ns, inode, ctime_ns FROM files WHERE path IN "
 _TRUSTED = (None,)
 _UPSERT = (
@@ -108,9 +105,7 @@ class _Writer:
 
     def signature(self, entry: Entry, indexed_ns: int) -> None:
         self.racy = self.racy or max(entry[2], entry[4]) > indexed_ns - RACY_NS
-        self._signatures.append(
-            (entry[1], entry[2], entry[3], entry[4], indexed_ns, entry[0])
-        )
+        self._signatures.append((entry[1], entry[2], entry[3], entry[4], indexed_ns, entry[0]))
         self._added()
 
     def file(
@@ -139,10 +134,7 @@ class _Writer:
 
     def _added(self) -> None:
         self._count += 1
-        if (
-            self._count >= self._batch
-            or time.monotonic() - self._flushed >= _FLUSH_SECONDS
-        ):
+        if self._count >= self._batch or time.monotonic() - self._flushed >= _FLUSH_SECONDS:
             self.flush()
 
     def flush(self) -> None:
@@ -166,10 +158,7 @@ class _Writer:
                     if definitions:
                         conn.executemany(
                             _ADD_DEFINITION,
-                            [
-                                (file_id, seq, *d, rqual(d[2]))
-                                for seq, d in enumerate(definitions)
-                            ],
+                            [(file_id, seq, *d, rqual(d[2])) for seq, d in enumerate(definitions)],
                         )
                     if path_terms or content_terms:
                         conn.execute(_ADD_LEXICAL, (file_id, path_terms, content_terms))
@@ -180,9 +169,7 @@ class _Writer:
         self._flushed = time.monotonic()
 
 
-def _stored(
-    conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: list[str] | None
-) -> list[tuple]:
+def _stored(conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: list[str] | None) -> list[tuple]:
     """``(path, size, mtime_ns, inode, ctime_ns, state)`` of the rows in
     ``bounds`` (a path range; None: all), or only of ``paths``."""
     if paths is not None:
@@ -190,15 +177,11 @@ def _stored(
         for i in range(0, len(paths), _IN_CHUNK):
             part = paths[i : i + _IN_CHUNK]
             marks = ",".join("?" * len(part))
-            rows += conn.execute(
-                f"{_SELECT} WHERE path IN ({marks})", (RACY_NS, *part)
-            ).fetchall()
+            rows += conn.execute(f"{_SELECT} WHERE path IN ({marks})", (RACY_NS, *part)).fetchall()
         return rows
     if bounds is None:
         return conn.execute(_SELECT, (RACY_NS,)).fetchall()
-    return conn.execute(
-        f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)
-    ).fetchall()
+    return conn.execute(f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)).fetchall()
 
 
 def _prior(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple]:
@@ -215,9 +198,7 @@ def _prior(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple]:
 class _Run:
     """One refresh: the counters, the pending writes, the progress clock."""
 
-    def __init__(
-        self, conn, read, analyze, *, max_bytes, workers, batch, progress
-    ) -> None:
+    def __init__(self, conn, read, analyze, *, max_bytes, workers, batch, progress) -> None:
         self.conn = conn
         self.read = read
         self.analyze = analyze
@@ -225,7 +206,7 @@ class _Run:
         self.workers = workers
         self.progress = progress
         self.writer = _Writer(conn, batch)
-        self.counts = {
+        self.counts: dict[str, int] = {
             "unchanged": 0,
             "rehashed_same": 0,
             "analyzed": 0,
@@ -314,18 +295,13 @@ class _Run:
     def analyse(self, work: list[Entry]) -> None:
         waiting: dict[str, tuple] = {}
         workers = self.workers
-        if (
-            workers > 1
-            and sum(e[1] for e in work if e[1] <= self.max_bytes) >= POOL_MIN_BYTES
-        ):
+        if workers > 1 and sum(e[1] for e in work if e[1] <= self.max_bytes) >= POOL_MIN_BYTES:
             # Large files first: no long tail on one worker.
             work = sorted(work, key=lambda e: -e[1])
         else:
             workers = 1
         self.workers = workers
-        for path, (status, value) in analysis.run(
-            self.analyze, self.feed(work, waiting), workers=workers
-        ):
+        for path, (status, value) in analysis.run(self.analyze, self.feed(work, waiting), workers=workers):
             e, indexed_ns, blob = waiting.pop(path)
             if status == "ok":
                 self.counts["analyzed"] += 1
@@ -355,7 +331,7 @@ def refresh(
     started = time.perf_counter()
     key = digest = None
     if complete:
-        key, digest = listing.key(bounds, max_bytes), listing.digest(entries)
+        key, digest = listing.key(bounds, max_bytes), listing.digest(list(entries))
         same = digest and listing.unchanged(conn, key, digest, bounds)
         if same:
             return replace(same, seconds=time.perf_counter() - started)
@@ -390,7 +366,7 @@ def refresh(
         progress(0, run.total)
     run.analyse(work)
     run.writer.flush()
-    if digest and not run.writer.racy and not run.unsettled:
+    if key and digest and not run.writer.racy and not run.unsettled:
         listing.remember(conn, key, digest, run.writer.generation, len(listed))
     if progress is not None and work:
         progress(run.total, run.total)
@@ -403,5 +379,5 @@ def refresh(
         skipped_paths=tuple(sorted(run.skipped)),
         workers=run.workers,
         seconds=time.perf_counter() - started,
-        **run.counts,
+        **run.counts,  # type: ignore[arg-type]  # the int fields, by name
     )

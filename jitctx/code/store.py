@@ -93,24 +93,18 @@ def _matches(exc: BaseException, codes: set[int], texts: tuple[str, ...]) -> boo
 
 def is_corrupt(exc: BaseException) -> bool:
     """SQLite says the file is damaged or is not a database at all."""
-    return isinstance(exc, sqlite3.DatabaseError) and _matches(
-        exc, _CORRUPT_CODES, _CORRUPT_TEXT
-    )
+    return isinstance(exc, sqlite3.DatabaseError) and _matches(exc, _CORRUPT_CODES, _CORRUPT_TEXT)
 
 
 def is_busy(exc: BaseException) -> bool:
     """Another connection held the lock for longer than the busy timeout."""
-    return isinstance(exc, sqlite3.OperationalError) and _matches(
-        exc, _BUSY_CODES, _BUSY_TEXT
-    )
+    return isinstance(exc, sqlite3.OperationalError) and _matches(exc, _BUSY_CODES, _BUSY_TEXT)
 
 
 def is_unusable(exc: BaseException) -> bool:
     """The file or its directory cannot be written (read-only, full, I/O
     error, cannot be opened), or stays locked: fall back, do not retry."""
-    return isinstance(exc, sqlite3.OperationalError) and (
-        _matches(exc, _UNUSABLE_CODES, _UNUSABLE_TEXT) or is_busy(exc)
-    )
+    return isinstance(exc, sqlite3.OperationalError) and (_matches(exc, _UNUSABLE_CODES, _UNUSABLE_TEXT) or is_busy(exc))
 
 
 class Transaction:
@@ -171,10 +165,7 @@ def _create(conn: sqlite3.Connection, schema: Sequence[str], version: int) -> in
     the write lock (another process may have created it meanwhile)."""
     with Transaction(conn):
         found = conn.execute("PRAGMA user_version").fetchone()[0]
-        if (
-            found == 0
-            and not conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone()
-        ):
+        if found == 0 and not conn.execute("SELECT 1 FROM sqlite_master LIMIT 1").fetchone():
             for statement in schema:
                 conn.execute(statement)
             conn.execute(f"PRAGMA user_version = {int(version)}")
@@ -182,14 +173,10 @@ def _create(conn: sqlite3.Connection, schema: Sequence[str], version: int) -> in
     return found
 
 
-def _open(
-    path: str, version: int, schema: Sequence[str], timeout: float
-) -> tuple[sqlite3.Connection, int]:
+def _open(path: str, version: int, schema: Sequence[str], timeout: float) -> tuple[sqlite3.Connection, int]:
     """Connect and bring the file to ``version``; returns the connection and
     the version it holds (not ``version``: a foreign file)."""
-    conn = sqlite3.connect(
-        path, timeout=timeout, isolation_level=None, check_same_thread=False
-    )
+    conn = sqlite3.connect(path, timeout=timeout, isolation_level=None, check_same_thread=False)
     try:
         # Reads the header: a file of garbage fails here.
         found = conn.execute("PRAGMA user_version").fetchone()[0]
@@ -222,15 +209,11 @@ def connect(
     cannot be opened or written, or it stays locked past ``timeout``."""
     folder = os.path.dirname(path)
     if forbid_under is not None and _within(folder, forbid_under):
-        raise StoreUnavailable(
-            f"the cache directory {folder} is inside the repository {forbid_under}"
-        )
+        raise StoreUnavailable(f"the cache directory {folder} is inside the repository {forbid_under}")
     try:
         os.makedirs(folder, mode=0o700, exist_ok=True)
     except OSError as exc:
-        raise StoreUnavailable(
-            f"cannot create the cache directory {folder}: {exc.strerror or exc}"
-        ) from None
+        raise StoreUnavailable(f"cannot create the cache directory {folder}: {exc.strerror or exc}") from None
     notice = None
     for _ in range(3):
         inode = _inode(path)
@@ -254,9 +237,7 @@ def _remove_or_raise(path: str, inode: int | None) -> None:
     try:
         _remove(path, inode)
     except OSError as exc:
-        raise StoreUnavailable(
-            f"cannot delete the damaged store {path}: {exc.strerror or exc}"
-        ) from None
+        raise StoreUnavailable(f"cannot delete the damaged store {path}: {exc.strerror or exc}") from None
 
 
 def reset(path: str, conn: sqlite3.Connection) -> None:

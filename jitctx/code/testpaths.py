@@ -11,9 +11,7 @@ from __future__ import annotations
 __all__ = ["is_test_path"]
 
 # A folder with one of these names (any case) holds tests or their data.
-_TEST_DIRS = frozenset(
-    {"test", "tests", "testing", "spec", "specs", "__tests__", "__mocks__", "testdata"}
-)
+_TEST_DIRS = frozenset({"test", "tests", "testing", "spec", "specs", "__tests__", "__mocks__", "testdata"})
 # Stems (the name before its last dot, lower case) that name a test by themselves.
 _TEST_STEMS = frozenset({"test", "tests", "conftest"})
 _STEM_PREFIXES = ("test_",)  # test_parser.py, test_io.c
@@ -40,11 +38,7 @@ def is_test_path(path: str) -> bool:
         return True
     stem = name.rsplit(".", 1)[0] if "." in name[1:] else name
     low = stem.lower()
-    if (
-        low in _TEST_STEMS
-        or low.startswith(_STEM_PREFIXES)
-        or low.endswith(_STEM_SUFFIXES)
-    ):
+    if low in _TEST_STEMS or low.startswith(_STEM_PREFIXES) or low.endswith(_STEM_SUFFIXES):
         return True
     for suffix in ("Test", "Tests"):
         if stem.endswith(suffix) and len(stem) > len(suffix):
