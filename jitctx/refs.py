@@ -9,8 +9,7 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
-TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from typing import Any
 
 __all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]

@@ -16,9 +16,9 @@ import pickle
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from collections.abc import Callable, Iterable, Iterator, Sequence
 
 __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]

@@ -20,11 +20,11 @@ from __future__ import annotations
 import os
 import sqlite3
 import threading
+from typing import TYPE_CHECKING
 
 from . import store
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from collections.abc import Iterable
 
 __all__ = ["COUNTS_FILE", "LIMIT", "TokenCounts"]

@@ -30,13 +30,13 @@ import re
 import sqlite3
 import threading
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from ..errors import QueryError
 from . import lookup, refresh, store
 from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, RefreshStats
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
 __all__ = ["Index", "index_file"]

@@ -15,12 +15,12 @@ from __future__ import annotations
 
 import hashlib
 import marshal
+from typing import TYPE_CHECKING
 
 from .rows import RefreshStats
 from .store import Transaction
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["bump", "digest", "generation", "key", "remember", "unchanged"]

@@ -29,10 +29,11 @@ then shorter paths, then path order, then line.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from .rows import Definition, Hit, Lookup, ascii_lower
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     import sqlite3
 
 __all__ = ["find", "prefix_range"]

@@ -119,7 +119,9 @@ class Definition:
     first line (not its decorator's), trimmed, at most ``SIGNATURE_CAP``
     characters (``…`` marks a cut). ``depth``: 0 at top level, one more per
     enclosing definition in this outline. ``parent``: index of the enclosing
-    definition in ``Outline.definitions``, or None.
+    definition in ``Outline.definitions``, or None. ``tokens``: the exact
+    cost of reading it whole (``head --symbol``), once the index counted it;
+    None from the extractor.
     """
 
     kind: str
@@ -127,9 +129,10 @@ class Definition:
     qualname: str
     start_line: int
     end_line: int
-    signature: str
-    depth: int
-    parent: int | None
+    signature: str = ""
+    depth: int = 0
+    parent: int | None = None
+    tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -23,14 +23,14 @@ from __future__ import annotations
 import hashlib
 import time
 from dataclasses import replace
+from typing import TYPE_CHECKING
 
 from . import analysis, listing
 from .rows import CONTENT_SKIPS, RefreshStats, rqual
 from .store import Transaction
 from .testpaths import is_test_path
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     import sqlite3
     from collections.abc import Callable, Iterable, Iterator
 

@@ -36,6 +36,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .outline import Definition
+
 __all__ = [
     "CONTENT_SKIPS",
     "SCHEMA",
@@ -108,30 +110,6 @@ def rqual(qualname: str) -> str:
 SKIP_REASONS = ("too_large", "unreadable", "declined", "failed", "crashed")
 #: Skips decided by the content itself: trusted while the content is unchanged.
 CONTENT_SKIPS = frozenset({"declined", "failed", "crashed"})
-
-
-@dataclass(frozen=True, slots=True)
-class Definition:
-    """One definition in one file, as ``analyze`` reports it and queries return it.
-
-    ``kind``: the extractor's word (class, function, method, struct...);
-    ``name``: its own name; ``qualname``: dotted path inside the file
-    (``Rational.__add__``), ending with ``name`` (lookups rely on it); ``start_line``/``end_line``: 1-based, inclusive;
-    ``signature``: its first line, trimmed; ``depth``: 0 at top level;
-    ``parent``: index of the enclosing definition in the file's list (None at
-    top level); ``tokens``: the cost of reading it whole (None: not counted).
-    ``analyze`` may return any objects with these attributes.
-    """
-
-    kind: str
-    name: str
-    qualname: str
-    start_line: int
-    end_line: int
-    signature: str = ""
-    depth: int = 0
-    parent: int | None = None
-    tokens: int | None = None
 
 
 @dataclass(frozen=True, slots=True)

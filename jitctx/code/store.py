@@ -18,9 +18,9 @@ from __future__ import annotations
 
 import os
 import sqlite3
+from typing import TYPE_CHECKING
 
-TYPE_CHECKING = False  # typing costs start-up time; annotations are strings here
-if TYPE_CHECKING:  # pragma: no cover
+if TYPE_CHECKING:
     from collections.abc import Sequence
 
 __all__ = [
