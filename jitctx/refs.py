@@ -9,9 +9,6 @@ from __future__ import annotations
 import os
 from dataclasses import dataclass, field, fields
 
-if TYPE_CHECKING:
-    from typing import Any
-
 __all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]
 
 
@@ -32,8 +29,8 @@ class FileRef:
     matches: int | None = None
     denied: bool = False
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {"path": self.path, "size": self.size, "mtime": self.mtime}
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {"path": self.path, "size": self.size, "mtime": self.mtime}
         if self.ignored:
             d["ignored"] = True
         if self.denied:
@@ -48,9 +45,9 @@ def mtime_of(st: os.stat_result) -> float:
     return round(st.st_mtime, 3)
 
 
-def file_ref(path: str, st: os.stat_result, **extra: Any) -> FileRef:
+def file_ref(path: str, st: os.stat_result, *, ignored: bool = False, matches: int | None = None, denied: bool = False) -> FileRef:
     """Build a FileRef from a repo-relative path and its ``stat``."""
-    return FileRef(path, st.st_size, mtime_of(st), **extra)
+    return FileRef(path, st.st_size, mtime_of(st), ignored, matches, denied)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +65,7 @@ class LineRef:
     before: tuple[dict, ...] = ()
     after: tuple[dict, ...] = ()
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {
             "path": self.path,
             "size": self.size,
@@ -105,8 +102,8 @@ class Excerpt:
     def lines(self) -> list[str]:
         return self.content.split("\n")[:-1] if self.content else []
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {
             "path": self.path,
             "size": self.size,
             "mtime": self.mtime,
@@ -130,7 +127,7 @@ class Skipped:
     path: str
     reason: str
 
-    def to_dict(self) -> dict[str, Any]:
+    def to_dict(self) -> dict[str, object]:
         return {"path": self.path, "reason": self.reason}
 
 
@@ -160,8 +157,8 @@ class Result:
     def add_notice(self, text: str) -> None:
         self.notice = f"{self.notice} {text}" if self.notice else text
 
-    def to_dict(self) -> dict[str, Any]:
-        d: dict[str, Any] = {}
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {}
         for f in fields(self):
             if f.name == "extra":
                 continue

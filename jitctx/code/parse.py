@@ -22,6 +22,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from tree_sitter import Language, Parser, Tree
+    from tree_sitter import Node as Node  # re-exported for the outline walk's annotations
+    from tree_sitter import Point as Point
 
 __all__ = ["LANGUAGES", "kind_names", "language_for", "parse"]
 
