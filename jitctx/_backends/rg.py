@@ -25,6 +25,7 @@ counts; only the page shown in content mode is searched again with
 
 from __future__ import annotations
 
+import bisect
 import os
 import re
 import shutil
@@ -36,7 +37,7 @@ from pathlib import Path
 
 from ..errors import BackendError, QueryError
 from ..refs import Skipped
-from ..text import BINARY_PROBE, decode, is_binary
+from ..text import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .rgwalk import Extras, configured_excludes, tracked_extras
 from .scope import Scope
@@ -239,18 +240,19 @@ class RgBackend:
             f.write("\n".join(lines) + "\n")
         return name
 
-    def _run(self, args: list[str], spec: Spec, cwd) -> tuple[bytes, bytes, int | None, bool]:
+    def _run(self, args: list[str], spec: Spec, cwd, stdin=None) -> tuple[bytes, bytes, int | None, bool]:
         """Run rg without a shell; on the time cap, kill it and keep what it printed.
 
         Output goes to temporary files, not pipes: rg writes one small block per
         file from several threads, and a pipe would wake the reader for each
         (about 0.3 s of extra wall time on 100k matching files, measured).
+        ``stdin``: an open file rg reads as ``-`` (the content pass).
         """
         import tempfile
 
         with tempfile.TemporaryFile() as outf, tempfile.TemporaryFile() as errf:
             try:
-                proc = subprocess.Popen(args, cwd=cwd, stdin=subprocess.DEVNULL, stdout=outf, stderr=errf)
+                proc = subprocess.Popen(args, cwd=cwd, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
                 raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
             # A timer kills rg at the cap; ``wait(timeout=...)`` would poll with
@@ -399,23 +401,58 @@ class RgBackend:
     # -- the page -----------------------------------------------------------------
 
     def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
+        """The page's matching lines, from bytes read through the policy's opener.
+
+        rg is never named the files: it follows a symlink it is named, so a link
+        swapped in after the count pass could lead it out of the root or into
+        a denied file. Instead the page's files are read here (no symlink
+        followed anywhere on the path, regular files only, copied in blocks:
+        memory stays bounded whatever the size) and handed to rg on its
+        stdin, a batch at a time, with line numbers mapped back to each file. Without
+        ``multiline`` a match never crosses a line end, so files can share
+        one stream; with it, each file has its own.
+        """
+        import tempfile
+
         spec = scope.spec
         found: dict[str, list[Match]] = {}
         skipped: list[Skipped] = []
-        args = self._args(scope, None, traverse=False)
-        for chunk in _chunks(paths):
-            out, err, code, cut = self._run([*args, "--json", "-m", str(upto), "-e", spec.pattern, "--", *chunk], spec, scope.root)
-            self._check(spec, err, code, out)
-            skipped += _skipped_from(err, str(scope.root) + os.sep)
-            for raw in out.split(b"\n"):
-                parsed = parse_json_line(raw) if raw.strip() else None
-                if parsed and parsed[0] == "match" and parsed[1] is not None:
-                    found.setdefault(parsed[1], []).extend(parsed[2])
-            if cut:
-                return found, skipped, True
-        for p in found:
-            found[p] = sorted({m.line: m for m in found[p]}.values(), key=lambda m: m.line)[:upto]
-        return found, skipped, False
+        args = [*self._args(scope, None, traverse=False), "--text", "--encoding", "none", "--json", "-e", spec.pattern, "--", "-"]
+        with scope.policy.opener() as opener, tempfile.TemporaryFile() as stream:
+            batch: list[tuple[int, str]] = []  # (first line of the file in the stream, path)
+            size = lines = 0
+
+            def flush() -> bool:
+                nonlocal size, lines
+                stream.truncate()
+                stream.seek(0)
+                out, err, code, cut = self._run(args, spec, scope.root, stdin=stream)
+                self._check(spec, err, code, out)
+                firsts = [first for first, _ in batch]
+                for raw in out.split(b"\n"):
+                    parsed = parse_json_line(raw) if raw.strip() else None
+                    if parsed and parsed[0] == "match":
+                        for m in parsed[2]:
+                            i = bisect.bisect_right(firsts, m.line) - 1
+                            first, path = batch[i]
+                            found.setdefault(path, []).append(Match(m.line - first + 1, m.text, m.spans, m.replaced))
+                batch.clear()
+                stream.seek(0)
+                size = lines = 0
+                return cut
+
+            for path in paths:
+                copied = _copy_page_file(opener, path, stream, skipped)
+                if copied is None:
+                    continue
+                batch.append((lines + 1, path))
+                size += copied[0]
+                lines += copied[1]
+                if (spec.multiline or size >= PAGE_BATCH) and flush():
+                    return _first(found, upto), skipped, True
+            if batch and flush():
+                return _first(found, upto), skipped, True
+        return _first(found, upto), skipped, False
 
     def binary_matches(self, scope: Scope) -> int | None:
         """Binary files in scope containing a match: ``--binary -l`` minus the text matches."""
@@ -442,6 +479,51 @@ class RgBackend:
             if p and spec.keep(p) and not spec.is_denied(p) and _is_binary(root + p):
                 n += 1
         return n
+
+
+PAGE_BATCH = 16 << 20  # bytes handed to one rg process in the content pass
+_BLOCK = 1 << 20
+
+
+def _copy_page_file(opener, path: str, stream, skipped: list[Skipped]) -> tuple[int, int] | None:
+    """Append one page file to ``stream`` as rg is to search it (BOM stripped,
+    ending with a line end); (bytes, lines) written, or ``None`` (skipped:
+    recorded; or binary since the count pass, left out)."""
+    try:
+        f, _ = opener.open(path)
+    except FileNotFoundError:
+        skipped.append(Skipped(path, "vanished"))
+        return None
+    except OSError:
+        skipped.append(Skipped(path, "unreadable"))  # a symlink swapped in, not a regular file, no permission
+        return None
+    with f:
+        try:
+            block = f.read(_BLOCK)
+        except OSError:
+            skipped.append(Skipped(path, "unreadable"))
+            return None
+        if is_binary(block):
+            return None
+        block = strip_bom(block)
+        size = lines = 0
+        last = b"\n"
+        while block:
+            stream.write(block)
+            size += len(block)
+            lines += block.count(b"\n")
+            last = block[-1:]
+            block = f.read(_BLOCK)
+    if last != b"\n":
+        stream.write(b"\n")
+        size += 1
+        lines += 1
+    return size, lines
+
+
+def _first(found: dict[str, list[Match]], upto: int) -> dict[str, list[Match]]:
+    """Each file's first ``upto`` matching lines, in line order, each line once."""
+    return {p: sorted({m.line: m for m in ms}.values(), key=lambda m: m.line)[:upto] for p, ms in found.items()}
 
 
 def _chunks(paths: list[str], budget: int = 100_000):
