@@ -185,12 +185,13 @@ def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
     return out
 
 
-def _is_binary(full: str) -> bool | None:
+def _is_binary(opener, rel: str) -> bool | None:
+    """Whether ``rel`` is binary, read through the opener; ``None`` when it cannot be read."""
     try:
-        with open(full, "rb") as f:
-            return is_binary(f.read(BINARY_PROBE))
+        data, _ = opener.read(rel, BINARY_PROBE)
     except OSError:
         return None
+    return is_binary(data)
 
 
 class RgBackend:
@@ -355,27 +356,14 @@ class RgBackend:
         return out
 
     def _count_explicit(self, scope: Scope, paths: list[str], out: Outcome) -> dict[str, int]:
-        """Search named files (rg searches those in 'binary' mode, so NUL is checked here)."""
+        """Count matching lines in named files (tracked files an ignore rule
+        matches), read through the policy's opener as the content pass reads."""
         spec = scope.spec
-        root = str(scope.root) + os.sep
-        text_files = []
-        for p in paths:
-            if spec.is_denied(p) or not spec.keep(p):
-                continue
-            b = _is_binary(root + p)
-            if b is None:
-                out.skipped.append(Skipped(p, "vanished" if not os.path.lexists(root + p) else "unreadable"))
-            elif not b and not os.path.islink(root + p):
-                text_files.append(p)
-        counts: dict[str, int] = {}
-        for chunk in _chunks(text_files):
-            c, skipped, cut = self._counts(scope, self._args(scope, None, traverse=False), chunk)
-            counts.update(c)
-            out.skipped += skipped
-            if cut:
-                out.timed_out = True
-                break
-        return counts
+        wanted = [p for p in paths if not spec.is_denied(p) and spec.keep(p)]
+        found, skipped, cut = self.lines(scope, wanted, 1 << 62)
+        out.skipped += skipped
+        out.timed_out |= cut
+        return {p: len(ms) for p, ms in found.items() if ms}
 
     def _count_file(self, scope: Scope) -> Outcome:
         spec = scope.spec
@@ -385,18 +373,31 @@ class RgBackend:
         if spec.is_denied(path) or not spec.keep(path):
             out.denied = int(spec.is_denied(path))
             return out
-        full = str(scope.root / path)
-        b = _is_binary(full)
-        if b is None:
-            out.skipped.append(Skipped(path, "vanished" if not os.path.exists(full) else "unreadable"))
+        try:
+            with scope.policy.opener() as opener:
+                f, _ = opener.open(path)
+        except FileNotFoundError:
+            out.skipped.append(Skipped(path, "vanished"))
             return out
-        args = self._args(scope, None, traverse=False)
-        if b:
-            c, _, _ = self._counts(scope, [*args, "--binary"], [path])
-            out.binary = int(bool(c))
+        except OSError:
+            out.skipped.append(Skipped(path, "unreadable"))
             return out
-        out.counts, out.skipped, out.timed_out = self._counts(scope, args, [path])
+        with f:
+            binary = is_binary(f.read(BINARY_PROBE))
+            if binary:  # does it contain the pattern? (said in the notice; nothing of it shown)
+                f.seek(0)
+                out.binary = int(self._binary_match(scope, f))
+                return out
+        found, out.skipped, out.timed_out = self.lines(scope, [path], 1 << 62)
+        out.counts = {p: len(ms) for p, ms in found.items() if ms}
         return out
+
+    def _binary_match(self, scope: Scope, f) -> bool:
+        """Whether an open binary file contains a match (rg reads it as text, on stdin)."""
+        args = [*self._args(scope, None, traverse=False), "--text", "--encoding", "none", "-q", "-e", scope.spec.pattern, "--", "-"]
+        out, err, code, _ = self._run(args, scope.spec, scope.root, stdin=f)
+        self._check(scope.spec, err, code, out)
+        return code == 0
 
     # -- the page -----------------------------------------------------------------
 
@@ -471,13 +472,13 @@ class RgBackend:
                 os.unlink(deny_file)
         if cut:
             return None
-        root = str(scope.root) + os.sep
         n = 0
-        for raw in out.split(b"\0"):
-            p = os.fsdecode(raw.strip(b"\n"))
-            p = p[2:] if p.startswith("./") else p
-            if p and spec.keep(p) and not spec.is_denied(p) and _is_binary(root + p):
-                n += 1
+        with scope.policy.opener() as opener:
+            for raw in out.split(b"\0"):
+                p = os.fsdecode(raw.strip(b"\n"))
+                p = p[2:] if p.startswith("./") else p
+                if p and spec.keep(p) and not spec.is_denied(p) and _is_binary(opener, p):
+                    n += 1
         return n
 
 
@@ -524,18 +525,3 @@ def _copy_page_file(opener, path: str, stream, skipped: list[Skipped]) -> tuple[
 def _first(found: dict[str, list[Match]], upto: int) -> dict[str, list[Match]]:
     """Each file's first ``upto`` matching lines, in line order, each line once."""
     return {p: sorted({m.line: m for m in ms}.values(), key=lambda m: m.line)[:upto] for p, ms in found.items()}
-
-
-def _chunks(paths: list[str], budget: int = 100_000):
-    """Split explicit paths into argument lists well under the OS limit."""
-    chunk: list[str] = []
-    size = 0
-    for p in paths:
-        cost = len(os.fsencode(p)) + 9
-        if chunk and size + cost > budget:
-            yield chunk
-            chunk, size = [], 0
-        chunk.append(p)
-        size += cost
-    if chunk:
-        yield chunk
