@@ -7,6 +7,7 @@ Does not own the universe (``repo``), path checks (``policy``), glob syntax
 
 from __future__ import annotations
 
+import bisect
 import os
 import stat as _stat
 from dataclasses import replace
@@ -22,8 +23,9 @@ from .repo import Repo
 __all__ = ["find"]
 
 
-def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None]:
-    """(path, size, mtime, target denied) of every file matching, and how many were looked at (if known)."""
+def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[list[tuple[str, int, float, bool]], int | None, set[str]]:
+    """(path, size, mtime, target denied) of every file matching, how many were
+    looked at (if known), and the names git's walk listed."""
     suffix = glob_suffix(q.pattern, q.ignore_case)
     # a plain suffix is tested with endswith (4x faster than the regex, and
     # importing pathspec for the regex costs ~20 ms)
@@ -33,8 +35,11 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
     searched = 0
     # stat each chunk as it arrives: tracked files while git still walks for untracked ones
     base, fd = _open_root(repo.root)
+    untracked: set[str] = set()  # what git's walk listed (every chunk after the index's)
     try:
-        for names in repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1]):
+        for k, names in enumerate(repo.file_chunks(include_ignored=q.include_ignored, suffix=suffix, under=prefix[:-1])):
+            if k and repo.is_git:
+                untracked.update(names)
             cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
             searched += len(cands)
             if suffix:
@@ -58,7 +63,7 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
         if fd is not None:
             os.close(fd)
     # with a suffix, git already left out tracked paths that cannot match: no honest count
-    return hits, None if suffix and repo.is_git else searched
+    return hits, None if suffix and repo.is_git else searched, untracked
 
 
 def _open_root(root) -> tuple[str, int | None]:
@@ -74,6 +79,29 @@ def _open_root(root) -> tuple[str, int | None]:
         except OSError:
             pass
     return str(root) + os.sep, None
+
+
+def _drop_under_listed_names(hits: list, listed: set[str]) -> list:
+    """``hits`` (sorted by path) without the files under a name git's walk lists as a file.
+
+    A name cannot be both a file and a folder: when git's walk lists ``lib``
+    while the index holds ``lib/passwd``, ``lib`` was replaced by a symlink
+    (``rm -rf lib && ln -s /etc lib``), and ``lstat`` would describe what the
+    link leads to. (A symlink that an ignore rule also hides is not listed:
+    then its target's metadata, never content, can show; content is always
+    read through ``policy.Opener``.) One bisection per listed name.
+    """
+    paths = [h[0] for h in hits]
+    drop: list[tuple[int, int]] = []
+    for name in listed:
+        lo = bisect.bisect_left(paths, name + "/")
+        hi = bisect.bisect_left(paths, name + "0")  # '0' follows '/': the end of the names under it
+        if hi > lo:
+            drop.append((lo, hi))
+    if not drop:
+        return hits
+    gone = {i for lo, hi in drop for i in range(lo, hi)}
+    return [h for i, h in enumerate(hits) if i not in gone]
 
 
 def _link_hit(policy: PathPolicy, path: str, lst: os.stat_result) -> tuple[str, int, float, bool] | None:
@@ -109,11 +137,13 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         searched: int | None = 1
         total = 1
     else:
-        hits, searched = _scan(repo, policy, q, prefix)
-        total = len(hits)
+        hits, searched, untracked = _scan(repo, policy, q, prefix)
         # sort plain tuples, build objects only for what is shown; ties by
         # path: a path sort first, then a stable sort on the key (C-level keys)
         hits.sort(key=itemgetter(0))
+        if untracked:
+            hits = _drop_under_listed_names(hits, untracked)
+        total = len(hits)
         if q.sort != "path":
             hits.sort(key=itemgetter(2 if q.sort == "mtime" else 1), reverse=True)
         denied = policy.is_denied

@@ -31,6 +31,7 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+_MAX_DIRS = 512  # folder descriptors an opener keeps (listings arrive sorted: nearby folders are reused)
 # O_NONBLOCK: opening a FIFO never waits for a writer (it is then refused as not a regular file)
 _FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
 
@@ -102,10 +103,18 @@ class Opener:
         else:
             parent, _, name = rel_dir.rpartition("/")
             fd = os.open(name, _DIR_FLAGS, dir_fd=self._dir(parent))
-        if len(self._dirs) >= 256:  # a long walk: keep the descriptors bounded
-            self.close()
+        if len(self._dirs) >= _MAX_DIRS:  # a long walk: keep the descriptors bounded, the oldest go
+            for old in list(self._dirs)[: _MAX_DIRS // 4]:
+                os.close(self._dirs.pop(old))
         self._dirs[rel_dir] = fd
         return fd
+
+    def lstat(self, rel: str) -> os.stat_result:
+        """``lstat`` of ``rel`` with no symlink followed on the way: a path under
+        a folder swapped for a symlink raises (``ELOOP``/``ENOTDIR``) instead of
+        describing what the link leads to."""
+        parent, _, name = rel.rpartition("/")
+        return os.lstat(name, dir_fd=self._dir(parent))
 
     def open_fd(self, rel: str) -> tuple[int, os.stat_result]:
         """An open descriptor of the regular file ``rel`` (repo-relative) and its ``fstat``.

@@ -147,7 +147,6 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
-    root = str(repo.root) + os.sep
     replaced: list[str] = []
     ignored_flag = single is not None and bool(order) and repo.is_ignored(single)
 
@@ -158,14 +157,11 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
         total, unit = lines_total, "matching lines"
     else:
         results = []
-        for path in order[q.offset : q.offset + q.limit]:
-            n = counts[path]
-            try:
-                st = os.stat(root + path)
-            except OSError:
-                skipped.append(Skipped(path, "vanished"))
-                continue
-            results.append(file_ref(path, st, ignored=ignored_flag, matches=n))
+        with policy.opener() as opener:
+            for path in order[q.offset : q.offset + q.limit]:
+                st = _listed_stat(opener, path, skipped)
+                if st is not None:
+                    results.append(file_ref(path, st, ignored=ignored_flag, matches=counts[path]))
         total, unit = len(order), "files"
 
     res = Result("grep", results, total=total)
@@ -208,6 +204,20 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     return res, shown
 
 
+def _listed_stat(opener: Opener, path: str, skipped: list[Skipped]) -> os.stat_result | None:
+    """A result's size and mtime: its own (no symlink followed on the way), or
+    ``None`` with the file skipped (gone, or no longer a regular file)."""
+    try:
+        st = opener.lstat(path)
+    except OSError:
+        skipped.append(Skipped(path, "vanished"))
+        return None
+    if not _stat.S_ISREG(st.st_mode):
+        skipped.append(Skipped(path, "vanished"))
+        return None
+    return st
+
+
 def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, where: str) -> dict:
     """An empty result says what was searched and what was not, with counts."""
     spec = scope.spec
@@ -248,13 +258,12 @@ def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], count
     upto = max(end for _, _, end in wanted)
     # one match past the page: a context line after its last match must not be the next match
     found, skipped, cut = backend.lines(scope, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
-    root = str(scope.root) + os.sep
     with scope.policy.opener() as opener:
-        results, replaced = _page_lines(opener, q, wanted, found, skipped, root)
+        results, replaced = _page_lines(opener, q, wanted, found, skipped)
     return results, cut, skipped, replaced
 
 
-def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int]], found: dict, skipped: list[Skipped], root: str) -> tuple[list[LineRef], list[str]]:
+def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int]], found: dict, skipped: list[Skipped]) -> tuple[list[LineRef], list[str]]:
     """LineRefs for the page, context lines read through ``opener``."""
     results: list[LineRef] = []
     replaced: list[str] = []  # path:line of results whose text (or context) held invalid UTF-8
@@ -262,10 +271,8 @@ def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int
         matches = found.get(path, [])
         if not matches:
             continue
-        try:
-            st = os.stat(root + path)
-        except OSError:
-            skipped.append(Skipped(path, "vanished"))
+        st = _listed_stat(opener, path, skipped)
+        if st is None:
             continue
         page = matches[first:end]
         read = _file_lines(opener, path) if (q.before or q.after) else None

@@ -171,3 +171,19 @@ def test_issue_2_symlinks_show_nothing_of_outside_files_and_carry_the_targets_de
     assert refs["leak.txt"].size != 5000  # the link's own size, not the outside file's
     assert refs["notes.txt"].denied
     assert {r.path: r.size for r in ws.glob("text/link-to-app.py").results} == {"text/link-to-app.py": (repo.root / "src" / "app.py").stat().st_size}
+
+
+def test_issue_12_a_folder_swapped_for_a_symlink_does_not_show_what_it_leads_to(repo, tmp_path):
+    import shutil
+
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "helpers.py").write_text("x" * 777)
+    shutil.rmtree(repo.root / "src" / "util")
+    (repo.root / "src" / "util").symlink_to(outside)  # src/util/helpers.py stays in the index
+    ws = Workspace(repo.root)
+    paths = [r.path for r in ws.glob("**/*.py").results]
+    assert "src/util/helpers.py" not in paths and "src/app.py" in paths
+    for backend in ("rg", "python"):
+        res = ws.grep("x", backend=backend)
+        assert all(not r.path.startswith("src/util/") for r in res.results)
