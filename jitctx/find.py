@@ -54,7 +54,8 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
                 except OSError:
                     continue  # tracked but deleted
                 if _stat.S_ISREG(st.st_mode):  # not a submodule or directory
-                    hits.append((path, st.st_size, st.st_mtime, False))
+                    # a file with several names may be a denied file's hard link: flagged denied
+                    hits.append((path, st.st_size, st.st_mtime, st.st_nlink > 1 and policy.is_denied_inode(st)))
                 elif _stat.S_ISLNK(st.st_mode):
                     hit = _link_hit(policy, path, st)
                     if hit is not None:

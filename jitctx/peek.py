@@ -16,7 +16,7 @@ from typing import BinaryIO
 
 from .errors import PathError
 from .ledger import Delivered
-from .policy import PathPolicy
+from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Excerpt, Result, mtime_of
 from .render import render_text, slim_instructions
@@ -179,6 +179,13 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     try:
         with policy.opener() as opener:
             f, st = opener.open(target.path)
+    except DeniedLink:
+        raise PathError(
+            f"path {q.path!r} is a hard link to a file on the deny list; its content is never shown",
+            path=q.path,
+            reason="denied",
+            hint="secrets files (.env, keys) are withheld by policy",
+        ) from None
     except OSError as exc:
         if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
             raise PathError(f"path {q.path!r} changed while it was being read", path=q.path, reason="changed", hint="read it again") from None

@@ -16,12 +16,14 @@ from __future__ import annotations
 import errno
 import os
 import stat
+import time
+from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from .errors import PathError, QueryError
 from .match import DenyRules
 
-__all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "Opener", "PathPolicy", "Target", "read_small"]
+__all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "DeniedLink", "Opener", "PathPolicy", "Target", "read_small"]
 
 DEFAULT_DENY = (".env", ".env.*", "*.pem", "*.key", "id_rsa*", "id_ed25519*", "*.p12", ".netrc")
 DEFAULT_ALLOW = ("*.example", "*.sample", "*.template")
@@ -31,9 +33,14 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _DIRECTORY = getattr(os, "O_DIRECTORY", 0)
 _NONBLOCK = getattr(os, "O_NONBLOCK", 0)
 _DIR_FLAGS = os.O_RDONLY | _DIRECTORY | _NOFOLLOW | _CLOEXEC
+_INODES_TTL = 2.0  # seconds the walk for denied files' inodes is trusted
 _MAX_DIRS = 512  # folder descriptors an opener keeps (listings arrive sorted: nearby folders are reused)
 # O_NONBLOCK: opening a FIFO never waits for a writer (it is then refused as not a regular file)
 _FILE_FLAGS = os.O_RDONLY | _NOFOLLOW | _NONBLOCK | _CLOEXEC
+
+
+class DeniedLink(PermissionError):
+    """The file opened is a hard link to a file on the deny list."""
 
 
 class Target:
@@ -78,9 +85,10 @@ class Opener:
     a context manager, or call :meth:`close`.
     """
 
-    def __init__(self, root: Path, rules: DenyRules | None = None) -> None:
+    def __init__(self, root: Path, rules: DenyRules | None = None, denied_inode: Callable[[os.stat_result], bool] | None = None) -> None:
         self.root = root
         self.rules = rules
+        self.denied_inode = denied_inode
         self._dirs: dict[str, int] = {}
 
     def __enter__(self) -> Opener:
@@ -130,6 +138,8 @@ class Opener:
             st = os.fstat(fd)
             if not stat.S_ISREG(st.st_mode):
                 raise OSError(errno.EINVAL, "not a regular file", rel)
+            if st.st_nlink > 1 and self.denied_inode is not None and self.denied_inode(st):
+                raise DeniedLink(errno.EACCES, "a hard link to a file on the deny list", rel)
         except BaseException:
             os.close(fd)
             raise
@@ -154,6 +164,7 @@ class PathPolicy:
         self.root = root
         self.rules = DenyRules(tuple(deny), tuple(allow))
         self.is_denied = self.rules.is_denied
+        self._inodes: tuple[float, frozenset[tuple[int, int]]] | None = None
 
     @property
     def deny(self) -> tuple[str, ...]:
@@ -165,7 +176,43 @@ class PathPolicy:
 
     def opener(self) -> Opener:
         """The way to read files' content under the root (see :class:`Opener`)."""
-        return Opener(self.root, self.rules)
+        return Opener(self.root, self.rules, self.is_denied_inode)
+
+    def is_denied_inode(self, st: os.stat_result) -> bool:
+        """Whether ``st`` (a file with more than one name) is a denied file under another name.
+
+        The denied files under the root are found by one walk (names only,
+        ``.git/`` skipped; a ``stat`` for each denied name), kept for
+        ``_INODES_TTL`` seconds: a file with hard links is rare, and most
+        calls never ask.
+        """
+        now = time.monotonic()
+        if self._inodes is None or now - self._inodes[0] > _INODES_TTL:
+            self._inodes = (now, self._denied_inodes())
+        return (st.st_dev, st.st_ino) in self._inodes[1]
+
+    def _denied_inodes(self) -> frozenset[tuple[int, int]]:
+        found: set[tuple[int, int]] = set()
+        stack = [("", str(self.root))]
+        while stack:
+            rel_dir, full = stack.pop()
+            try:
+                entries = list(os.scandir(full))
+            except OSError:
+                continue
+            for e in entries:
+                rel = f"{rel_dir}/{e.name}" if rel_dir else e.name
+                try:
+                    if e.is_dir(follow_symlinks=False):
+                        if e.name != ".git":
+                            stack.append((rel, e.path))
+                        continue
+                    if self.is_denied(rel):
+                        st = e.stat(follow_symlinks=False)
+                        found.add((st.st_dev, st.st_ino))
+                except OSError:
+                    continue
+        return frozenset(found)
 
     def relative(self, real: Path) -> str:
         rel = real.relative_to(self.root).as_posix()

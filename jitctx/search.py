@@ -215,6 +215,8 @@ def _listed_stat(opener: Opener, path: str, skipped: list[Skipped]) -> os.stat_r
     if not _stat.S_ISREG(st.st_mode):
         skipped.append(Skipped(path, "vanished"))
         return None
+    if st.st_nlink > 1 and opener.denied_inode is not None and opener.denied_inode(st):
+        return None  # a hard link to a denied file: nothing of it, not even its match count, is shown
     return st
 
 

@@ -134,3 +134,21 @@ def test_issue_12_denied_names_in_any_case_and_under_a_denied_folder_are_refused
     for backend in ("rg", "python"):
         res = ws.grep("zqsecretzq|inside a denied", backend=backend, mode="content")
         assert res.results == [], backend
+
+
+def test_issue_12_a_hard_link_to_a_denied_file_is_denied(repo):
+    import os
+
+    from jitctx import Workspace
+
+    os.link(repo.root / ".env", repo.root / "notes.txt")
+    ws = Workspace(repo.root)
+    with pytest.raises(PathError) as exc:
+        ws.head("notes.txt")
+    assert exc.value.reason == "denied"
+    secret = (repo.root / ".env").read_text().split("=", 1)[1].strip()
+    for backend in ("rg", "python"):
+        for mode in ("files", "content"):
+            res = ws.grep(secret, backend=backend, mode=mode)
+            assert [r.path for r in res.results] == [], (backend, mode)
+    assert [r.denied for r in ws.glob("notes.txt").results] == [True]
