@@ -24,6 +24,7 @@ from pathlib import Path
 
 from .errors import QueryError
 from .policy import Opener
+from .redact import Finding, redact_lines
 from .text import decode, is_binary, split_lines
 
 __all__ = [
@@ -70,8 +71,9 @@ class Loaded:
     ``lines`` are whole lines (CRLF normalised, BOM stripped, trailing blank
     lines dropped); ``complete`` is false when only the first part of a very
     large file was read (its last, partial line is dropped). ``blob`` is the
-    git blob id of the bytes (complete files only). ``counts`` memoises token
-    counts per (tokenizer name, key).
+    git blob id of the bytes (complete files only). ``redacted``: the secrets
+    replaced in ``lines`` (``redact``). ``counts`` memoises token counts per
+    (tokenizer name, key).
     """
 
     size: int
@@ -80,6 +82,7 @@ class Loaded:
     replaced: bool
     binary: bool
     blob: str | None
+    redacted: tuple[Finding, ...] = ()
     counts: dict = field(default_factory=dict, compare=False, hash=False)
 
     @property
@@ -134,7 +137,8 @@ def load(opener: Opener, rel: str, st: os.stat_result, budget_tokens: int) -> Lo
         lines = split_lines(text)
         while lines and not lines[-1].strip():
             lines.pop()
-        loaded = Loaded(size, tuple(lines), complete, replaced, False, blob)
+        shown, findings, _ = redact_lines(lines)
+        loaded = Loaded(size, tuple(shown), complete, replaced, False, blob, tuple(findings))
     with _cache_lock:
         _cache[key] = loaded
         if len(_cache) > _CACHE_SIZE:

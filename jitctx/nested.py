@@ -19,6 +19,7 @@ from .errors import QueryError
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
 from .ledger import Delivered
 from .policy import PathPolicy
+from .redact import redaction_note
 from .refs import mtime_of
 from .tokens import Tokenizer, fit_lines
 
@@ -179,4 +180,6 @@ class NestedInstructions:
             entry["content"], entry["tokens"], entry["truncated"] = text, tok.count(text), True
         if loaded.replaced:  # type: ignore[union-attr]
             entry["replaced"] = True
+        if loaded.redacted:  # type: ignore[union-attr]
+            entry["warning"] = redaction_note(c.path, loaded.redacted)  # type: ignore[union-attr]
         return entry

@@ -26,6 +26,7 @@ from .instructions import Candidate, count_memo, pick_instruction, pick_readme
 from .ledger import Delivered
 from .policy import PathPolicy
 from .query import check_count
+from .redact import redaction_note
 from .refs import mtime_of
 from .tokens import Tokenizer, fit_lines
 
@@ -370,6 +371,8 @@ def preload(
                         warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {block.kept:,} lines")
                 if loaded.replaced:  # type: ignore[union-attr]
                     warnings.append(f"{c.path} has invalid UTF-8; it was replaced with U+FFFD")
+                if loaded.redacted:  # type: ignore[union-attr]
+                    warnings.append(redaction_note(c.path, loaded.redacted))  # type: ignore[union-attr]
                 delivered.append(Delivered(c.path, c.real, "preload", named=policy.root / c.path))
         out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason or "included", note))
 

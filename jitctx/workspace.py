@@ -17,6 +17,7 @@ from .ledger import Ledger
 from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import FindQuery, HeadQuery, SearchQuery, TailQuery, check_tokens
+from .redact import redact_result
 from .refs import Result
 from .repo import Repo, find_root
 from .tokens import DEFAULT_ENCODING, Tokenizer
@@ -161,6 +162,7 @@ class Workspace:
     def _fill(self, res: Result, paths: list[str], *, content: bool, head: str | None = None) -> None:
         """The session fields: ``git_head``, ``instructions`` met just now (recorded as
         delivered), ``stale``."""
+        redact_result(res)  # before anything is priced or shown
         head = self.head_sha() if head is None else head
         res.git_head = head
         res.instructions, delivered = self.nested.on_paths(paths, content=content)
