@@ -151,6 +151,8 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         refs = [FileRef(p, size, round(mtime, 3), denied=target_denied or denied(p)) for p, size, mtime, target_denied in hits[: q.limit]]
 
     res = Result("glob", refs, total=total)
+    if repo.notice:
+        res.add_notice(repo.notice)
     if total > q.limit:
         res.truncated = True
         where = f" under {base.path}/" if prefix else ""

@@ -40,7 +40,7 @@ __all__ = [
     "timeout",
 ]
 
-GIT_TIMEOUT = 20.0  # seconds any one git process may take (override: $JITCTX_GIT_TIMEOUT)
+GIT_TIMEOUT = 10.0  # seconds any one git process may take (override: $JITCTX_GIT_TIMEOUT); 100k files list in ~0.3 s
 
 # `-c key=value` pairs given to every git process: each key names a program
 # (or starts a process) that a read command could reach. An empty value

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import os
 import re
+import stat
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -138,6 +139,8 @@ class Repo:
         self.root = root
         self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
         self._listing: Listing | None = None
+        self._blocking: str | None | bool = False  # not looked yet
+        self.notice: str | None = None  # set when a listing could not use git (why, what was done instead)
         if self.git is not None and self.git.top != root and self._check_ignore(self.git.top, root.relative_to(self.git.top).as_posix() + "/"):
             # a root inside a directory git ignores (a tool's data dir, an
             # installed tree): git lists nothing there, so serve it as plain files
@@ -220,12 +223,23 @@ class Repo:
         and may leave out tracked paths not ending with ``suffix``; paths stay
         root-relative and callers still test every one.
         """
-        if self.git is not None:
+        if self.git is not None and not self.blocking_rules():
             chunks = self._git_chunks(include_ignored, suffix, under)
             if chunks is not None:
-                yield from chunks
-                return
+                listed: list[list[str]] = []
+                try:
+                    for chunk in chunks:
+                        listed.append(chunk)
+                        yield chunk
+                    return
+                except gitcmd.GitTimeout as exc:  # git blocked (a FIFO .gitignore deeper down, a hung mount)
+                    self.notice = f"{exc.message}; the rest was listed by walking the folders (tracked files an ignore rule matches may be missing)."
+                    got = {p for c in listed for p in c}
+                    yield [p for p in self._walk(include_ignored) if p not in got]
+                    return
             # not really a work tree (bare, broken): fall back to a walk
+        elif self.git is not None:
+            self.notice = f"{self.blocking_rules()} is not a regular file (a FIFO?), so git would block on it: files were listed by walking the folders."
         yield list(self._walk(include_ignored))
 
     def _git_chunks(self, include_ignored: bool, suffix: str | None, under: str) -> Iterator[list[str]] | None:
@@ -237,6 +251,28 @@ class Repo:
         if started is None:
             started = Listing.start(self.root, include_ignored, suffix, balance=self.is_large(), under=under)
         return started.chunks() if started is not None else None
+
+    def blocking_rules(self) -> str | None:
+        """The ignore file git would block on (``.gitignore`` at the root,
+        ``info/exclude``, the configured excludes file) when one is there but
+        not a regular file (a FIFO: git's ``open`` waits for a writer), else
+        ``None``. Three ``lstat`` calls, once per Repo; a FIFO deeper down is
+        caught by git's time limit instead."""
+        if self._blocking is False:
+            self._blocking = None
+            if self.git is not None:
+                candidates = [(".gitignore", self.root / ".gitignore"), ("info/exclude", self.git.common_dir / "info" / "exclude")]
+                configured = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+                candidates.append(("the global excludes file", Path(configured) / "git" / "ignore"))
+                for name, p in candidates:
+                    try:
+                        mode = os.stat(p).st_mode
+                    except OSError:
+                        continue
+                    if not stat.S_ISREG(mode):
+                        self._blocking = name
+                        break
+        return self._blocking  # type: ignore[return-value]
 
     def is_large(self) -> bool:
         """Whether git's index holds tens of thousands of files (~100 bytes an
@@ -276,7 +312,7 @@ class Repo:
 
     def is_ignored(self, rel: str) -> bool:
         """Whether discovery would leave ``rel`` out (git's rules, or ``.gitignore``)."""
-        if self.git is not None:
+        if self.git is not None and not self.blocking_rules():
             return self._check_ignore(self.root, rel)
         parts = rel.split("/")
         chain = []

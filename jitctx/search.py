@@ -140,7 +140,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
         deadline=time.monotonic() + q.timeout,
     )
     scope = Scope(repo, policy, spec)
-    backend = pick_backend(q.backend)
+    # rg reads the ignore files itself: one git would block on (a FIFO) would block it too
+    backend = pick_backend("python" if q.backend == "auto" and repo.blocking_rules() else q.backend)
     outcome = backend.count(scope)
     counts = outcome.counts
     order = sorted(counts)  # by path: stable pages for offset/limit
@@ -165,6 +166,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
         total, unit = len(order), "files"
 
     res = Result("grep", results, total=total)
+    if repo.notice:
+        res.add_notice(repo.notice)
     res.extra["backend"] = backend.name
     res.extra["matching_files"] = len(order)
     res.extra["matching_lines"] = lines_total

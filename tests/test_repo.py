@@ -432,3 +432,33 @@ def test_issue_12_a_deleted_working_directory_is_a_clear_error(tmp_path, monkeyp
     gone.rmdir()
     with pytest.raises(RepoError, match="the working directory no longer exists"):
         find_root()
+
+
+def test_issue_12_a_fifo_ignore_file_never_hangs_a_listing(repo, monkeypatch):
+    import os
+    import time
+
+    os.remove(repo.root / ".gitignore")
+    os.mkfifo(repo.root / ".gitignore")
+    r = Repo(repo.root)
+    t0 = time.monotonic()
+    listed = r.files()
+    assert time.monotonic() - t0 < 5 and "src/app.py" in listed
+    assert r.blocking_rules() == ".gitignore" and "not a regular file" in r.notice
+    assert not r.is_ignored("src/app.py")
+
+
+def test_issue_12_a_fifo_deeper_down_is_cut_by_git_s_time_limit(repo, monkeypatch):
+    import os
+    import time
+
+    monkeypatch.setenv("JITCTX_GIT_TIMEOUT", "1")
+    (repo.root / "deep").mkdir()
+    os.mkfifo(repo.root / "deep" / ".gitignore")
+    repo.write("deep/new.txt", "untracked\n")
+    r = Repo(repo.root)
+    t0 = time.monotonic()
+    listed = r.files()
+    assert time.monotonic() - t0 < 6
+    assert {"src/app.py", "deep/new.txt"} <= set(listed) and len(listed) == len(set(listed))
+    assert "did not finish within 1 s" in r.notice
