@@ -16,6 +16,7 @@ import os
 import stat as _stat
 import time
 
+from . import cancel
 from ._backends import SearchBackend, Spec
 from ._backends.scope import Scope
 from .errors import PathError, QueryError
@@ -138,6 +139,7 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
         has_filters=bool(q.glob),
         is_denied=policy.is_denied,
         deadline=time.monotonic() + q.timeout,
+        cancel=cancel.current(),
     )
     scope = Scope(repo, policy, spec)
     # rg reads the ignore files itself: one git would block on (a FIFO) would block it too

@@ -331,3 +331,27 @@ def test_issue_3_dead_backend_fields_are_gone():
 
     assert "searched" not in {f.name for f in fields(Outcome)}
     assert "root" not in {f.name for f in fields(Spec)}
+
+
+@pytest.mark.parametrize("backend", ["python", "rg"])
+def test_issue_12_a_cancelled_grep_stops_promptly(repo, backend, monkeypatch, tmp_path):
+    import threading
+
+    from jitctx import cancel
+
+    repo.write("slow.txt", "x" * 20000 + "\n")
+    if backend == "rg":  # a stand-in for rg that never ends
+        stub = tmp_path / "slow-rg"
+        stub.write_text("#!/bin/sh\nexec sleep 30\n")
+        stub.chmod(0o755)
+        monkeypatch.setattr(rg_mod, "find_rg", lambda: str(stub))
+    ws = Workspace(repo.root)
+    token, out = threading.Event(), {}
+    worker = threading.Thread(target=lambda: out.setdefault("r", cancel.call(token, ws.grep, "(x+x+)+y", backend=backend, timeout=60)))
+    worker.start()
+    time.sleep(0.5)
+    cancelled_at = time.monotonic()
+    token.set()
+    worker.join(10)
+    assert not worker.is_alive() and time.monotonic() - cancelled_at < 3
+    assert out["r"].truncated

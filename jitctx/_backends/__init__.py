@@ -15,6 +15,7 @@ fallback).
 
 from __future__ import annotations
 
+import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
@@ -35,7 +36,8 @@ class Spec:
     ``scope`` is ``"."`` or a repo-relative directory; ``file`` a single
     repo-relative file to search instead (then ``scope`` is unused).
     ``keep(path)`` applies the caller's glob filters; ``is_denied`` is the
-    policy's rule. ``deadline`` is a ``time.monotonic()`` value.
+    policy's rule. ``deadline`` is a ``time.monotonic()`` value; ``cancel``,
+    when set, ends the search as the deadline would (the caller gave up).
     """
 
     pattern: str
@@ -49,12 +51,15 @@ class Spec:
     has_filters: bool = False  # whether ``keep`` can say no (glob filters were given)
     is_denied: Callable[[str], bool] = lambda p: False
     deadline: float = float("inf")
+    cancel: threading.Event | None = field(default=None, compare=False)
 
     @property
     def prefix(self) -> str:
         return "" if self.scope == "." else self.scope + "/"
 
     def remaining(self) -> float:
+        if self.cancel is not None and self.cancel.is_set():
+            return 0.0
         return self.deadline - time.monotonic()
 
 

@@ -21,12 +21,11 @@ from __future__ import annotations
 
 import bisect
 import errno
-import time
 
 from ..errors import QueryError
 from ..refs import Skipped
 from ..text import BINARY_PROBE, decode, is_binary, strip_bom
-from . import Match, Outcome, unclosed_group
+from . import Match, Outcome, Spec, unclosed_group
 from .scope import Scope
 
 __all__ = ["BLOCK", "MULTILINE_LIMIT", "PythonBackend", "compile_pattern"]
@@ -126,23 +125,24 @@ def compile_pattern(pattern: str, *, fixed_strings: bool, ignore_case: bool):
 class _Searcher:
     """One compiled pattern, searched with the request's time cap."""
 
-    def __init__(self, rx, deadline: float) -> None:
+    def __init__(self, rx, spec: Spec) -> None:
         self.rx = rx
-        self.deadline = deadline
+        self.spec = spec
 
-    def _left(self) -> float:
-        left = self.deadline - time.monotonic()
+    def _left(self, step: bool = False) -> float:
+        left = self.spec.remaining()
         if left <= 0:
             raise _TimeUp
-        return min(left, 1e6)
+        # with a cancel token, a search waits at most a second, then looks again
+        return min(left, 1.0) if step and self.spec.cancel is not None else min(left, 1e6)
 
     def search(self, text: str, pos: int = 0, endpos: int | None = None):
-        try:
-            if endpos is None:
-                return self.rx.search(text, pos, timeout=self._left(), concurrent=True)
-            return self.rx.search(text, pos, endpos, timeout=self._left(), concurrent=True)
-        except TimeoutError:
-            raise _TimeUp from None
+        end = len(text) if endpos is None else endpos
+        while True:
+            try:
+                return self.rx.search(text, pos, end, timeout=self._left(step=True), concurrent=True)
+            except TimeoutError:
+                continue  # the cap, or a cancel, ends it in _left
 
     def finditer(self, text: str, pos: int = 0, endpos: int | None = None):
         try:
@@ -239,7 +239,7 @@ class PythonBackend:
 
     def count(self, scope: Scope) -> Outcome:
         spec = scope.spec
-        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec.deadline)
+        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec)
         out = Outcome(binary=0, denied=0)
         names = scope.files() if spec.file is None else [p for p in [spec.file] if spec.keep(p)]
         denied = scope.denied_among(names) if spec.file is None else {p for p in names if spec.is_denied(p)}
@@ -249,7 +249,7 @@ class PythonBackend:
                 for path in names:
                     if path in denied:
                         continue
-                    if time.monotonic() > spec.deadline:
+                    if spec.remaining() <= 0:
                         raise _TimeUp
                     k = self._count_file(opener, path, s, spec.multiline, out)
                     if k:
@@ -299,7 +299,7 @@ class PythonBackend:
 
     def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
         spec = scope.spec
-        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec.deadline)
+        s = _Searcher(compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case), spec)
         found: dict[str, list[Match]] = {}
         skipped: list[Skipped] = []
         try:

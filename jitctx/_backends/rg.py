@@ -256,25 +256,25 @@ class RgBackend:
                 proc = subprocess.Popen(args, cwd=cwd, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
                 raise BackendError(f"cannot run rg ({self.exe}): {exc}", hint="pass backend='python'", backend="rg") from None
-            # A timer kills rg at the cap; ``wait(timeout=...)`` would poll with
-            # sleeps of up to 50 ms after rg is done.
+            # A watcher kills rg at the cap or when the caller cancels;
+            # ``wait(timeout=...)`` would poll with sleeps of up to 50 ms after rg is done.
             fired = threading.Event()
+            done = threading.Event()
 
-            def stop() -> None:
-                fired.set()
-                proc.kill()
+            def watch() -> None:
+                while not done.wait(min(max(spec.remaining(), 0.0), _WATCH_STEP)):
+                    if spec.remaining() <= 0:
+                        fired.set()
+                        proc.kill()
+                        return
 
-            remaining = spec.remaining()
-            timer = None
-            if remaining != float("inf"):
-                timer = threading.Timer(max(remaining, 0.0), stop)
-                timer.daemon = True
-                timer.start()
+            watcher = threading.Thread(target=watch, name="jitctx-rg-cap", daemon=True)
+            watcher.start()
             try:
                 code: int | None = proc.wait()
             finally:
-                if timer is not None:
-                    timer.cancel()
+                done.set()
+                watcher.join()
             cut = fired.is_set()
             if cut:
                 code = None
@@ -482,6 +482,7 @@ class RgBackend:
         return n
 
 
+_WATCH_STEP = 0.1  # seconds between the watcher's looks at a cancel token
 PAGE_BATCH = 16 << 20  # bytes handed to one rg process in the content pass
 _BLOCK = 1 << 20
 

@@ -22,7 +22,9 @@ import functools
 import logging
 import os
 import sys
+import threading
 import warnings
+from concurrent.futures import ThreadPoolExecutor
 from contextlib import asynccontextmanager
 from urllib.parse import unquote, urlparse
 
@@ -32,7 +34,7 @@ from mcp.server.lowlevel import Server
 from mcp.server.stdio import stdio_server
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, ResourceUpdated
 
-from .. import __version__
+from .. import __version__, cancel
 from ..errors import JitctxError, RepoError
 from ..workspace import Workspace
 from .tools import DEFAULT_MAX_TOKENS, TOOLS, ToolOutput, dispatch, tool_error
@@ -140,7 +142,7 @@ class JitctxServer:
         except Exception as exc:  # a root that cannot be served: a tool error, the server goes on
             return _result(tool_error(exc))
         async with self._call_lock:
-            out = await anyio.to_thread.run_sync(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
+            out = await _cancellable(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
         stale = out.data.get("stale") if isinstance(out.data, dict) else None
         await self._notify_stale(stale)  # the result already says what is stale: no second check
         return _result(out)
@@ -267,6 +269,29 @@ class JitctxServer:
             await self._notify_stale()
 
 
+async def _cancellable(fn):
+    """Run ``fn`` in a worker thread under a cancel token (``jitctx.cancel``).
+
+    When the call is cancelled (the client sent ``notifications/cancelled``,
+    or went away and the server is shutting down), the token is set and the
+    work stops at its next look (rg is killed, the python backend stops
+    between matches); the call then waits, shielded, for the thread to end,
+    so the next call never overlaps it.
+    """
+    token = threading.Event()
+    pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jitctx-call")
+    future = pool.submit(cancel.call, token, fn)
+    try:
+        return await anyio.to_thread.run_sync(future.result, abandon_on_cancel=True)
+    except anyio.get_cancelled_exc_class():
+        token.set()
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(future.exception)
+        raise
+    finally:
+        pool.shutdown(wait=False)
+
+
 def _preload_stale(stale) -> frozenset:
     """The paths of the preload entries in a ``stale`` list (files delivered in the prefix)."""
     return frozenset(s["path"] for s in stale or () if isinstance(s, dict) and s.get("kind") == "preload")
@@ -279,7 +304,25 @@ def _mcp_error(message: str):
 
 
 def _result(out: ToolOutput) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=out.text)], structured_content=out.data, is_error=out.is_error)
+    text, data = _utf8(out.text), _utf8(out.data)
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], structured_content=data, is_error=out.is_error)
+
+
+def _utf8(value):
+    """``value`` with names that are not valid UTF-8 (undecodable bytes kept as
+    lone surrogates) shown with U+FFFD: the protocol is UTF-8 JSON, and one
+    such file name must not end the server."""
+    if isinstance(value, str):
+        try:
+            value.encode("utf-8")
+            return value
+        except UnicodeEncodeError:
+            return value.encode("utf-8", "surrogateescape").decode("utf-8", "replace")
+    if isinstance(value, dict):
+        return {_utf8(k): _utf8(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_utf8(v) for v in value]
+    return value
 
 
 def tool_list() -> list[types.Tool]:

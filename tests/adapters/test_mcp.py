@@ -413,3 +413,39 @@ def test_documented_mcp_json_snippets_start_the_server(repo, monkeypatch):
                 monkeypatch.setenv(k, v)
             if "--root" not in server["args"]:
                 assert configured_root(None) == str(repo.root)
+
+
+def test_issue_12_a_result_naming_a_file_that_is_not_utf8_is_served(repo):
+    import os
+
+    fd = os.open(os.path.join(os.fsencode(repo.root), b"bad\xff.txt"), os.O_WRONLY | os.O_CREAT)
+    os.write(fd, b"needle\n")
+    os.close(fd)
+
+    async def scenario():
+        async with Client(build_server(repo.root, poll=None).server) as c:
+            g = await c.call_tool("glob", {"pattern": "bad*"})
+            assert not g.is_error and g.structured_content["results"][0]["path"] == "bad\ufffd.txt"
+            gr = await c.call_tool("grep", {"pattern": "needle", "mode": "content"})
+            assert not gr.is_error and "bad\ufffd.txt" in _text(gr)
+
+    anyio.run(scenario)
+
+
+def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(repo, monkeypatch, tmp_path):
+    from jitctx._backends import rg as rg_mod
+
+    stub = tmp_path / "slow-rg"
+    stub.write_text("#!/bin/sh\nexec sleep 30\n")  # an rg that never ends
+    stub.chmod(0o755)
+    monkeypatch.setattr(rg_mod, "find_rg", lambda: str(stub))
+
+    async def scenario():
+        async with Client(build_server(repo.root, poll=None).server) as c:
+            with anyio.move_on_after(0.5):
+                await c.call_tool("grep", {"pattern": "anything"})
+            t0 = time.monotonic()
+            h = await c.call_tool("head", {"path": "README.md", "n": 1})
+            assert not h.is_error and time.monotonic() - t0 < 3
+
+    anyio.run(scenario)
