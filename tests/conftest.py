@@ -99,6 +99,7 @@ def _isolate(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_GLOBAL", str(gitconfig))
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(home / "tiktoken"))
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(home / "jitctx-cache"))
     before = set(threading.enumerate())
     yield
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]

@@ -420,3 +420,18 @@ def test_a_tracked_file_whose_name_starts_with_a_colon_and_is_ignored_is_searche
     repo.git("add", "-f", "./:kept.txt")
     repo.write(":loose.txt", "needle\n")  # untracked and ignored: not searched
     assert files(grep(ws, backend, "needle")) == [(":kept.txt", 1)]
+
+
+def test_issue_12_grep_leaves_no_temporary_file_in_tmpdir_or_the_tree(repo, backend, monkeypatch, tmp_path):
+    inside = repo.root / "tmp"
+    inside.mkdir()
+    monkeypatch.setenv("TMPDIR", str(inside))
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", None)  # TMPDIR is read again
+    ws = Workspace(repo.root)
+    for mode in ("files", "content", "count"):
+        grep(ws, backend, "greet", mode=mode)
+    grep(ws, backend, "no-such-text")
+    assert list(inside.iterdir()) == []
+    assert not any(p.name.startswith("jitctx-") for p in repo.root.rglob("*"))

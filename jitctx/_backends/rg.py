@@ -227,18 +227,37 @@ class RgBackend:
         return args
 
     def _deny_file(self, scope: Scope) -> str | None:
+        """The deny list as an rg ignore file, so rg does not even read denied files.
+
+        Kept in the cache directory under a name derived from its content,
+        written once (atomically) and reused: no temporary file is made per
+        call, none is left behind when jitctx is killed, and none ever lands
+        in the served tree (``None`` when the cache is inside the root or
+        cannot be written: rg's output is checked against the policy anyway).
+        """
+        import hashlib
+
+        from ..cache import cache_dir
+
         policy = scope.policy
-        lines = []
-        for d in policy.deny:
-            lines.append(d)  # a file or a folder of that name (rg matches case-sensitively: its output is checked again)
-        lines += [f"!{a}" for a in policy.allow]
         if not policy.deny:
             return None
-        import tempfile
-
-        fd, name = tempfile.mkstemp(prefix="jitctx-deny-", suffix=".ignore")
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write("\n".join(lines) + "\n")
+        # a file or a folder of that name (rg matches case-sensitively: its output is checked again)
+        text = "\n".join([*policy.deny, *(f"!{a}" for a in policy.allow)]) + "\n"
+        folder = os.path.join(cache_dir(), "rg")
+        if policy.inside(os.path.realpath(folder)):
+            return None
+        name = os.path.join(folder, f"deny-{hashlib.sha1(text.encode()).hexdigest()[:16]}.ignore")
+        if os.path.isfile(name):
+            return name
+        try:
+            os.makedirs(folder, exist_ok=True)
+            tmp = f"{name}.{os.getpid()}.tmp"
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+            os.replace(tmp, name)
+        except OSError:
+            return None
         return name
 
     def _run(self, args: list[str], spec: Spec, cwd, stdin=None) -> tuple[bytes, bytes, int | None, bool]:
@@ -333,13 +352,8 @@ class RgBackend:
                 skipped: list[Skipped] = []
                 cut = False
             else:
-                deny_file = self._deny_file(scope)
-                try:
-                    targets = [] if spec.scope == "." else [spec.scope]
-                    counts, skipped, cut = self._counts(scope, self._args(scope, deny_file, traverse=True), targets)
-                finally:
-                    if deny_file:
-                        os.unlink(deny_file)
+                targets = [] if spec.scope == "." else [spec.scope]
+                counts, skipped, cut = self._counts(scope, self._args(scope, self._deny_file(scope), traverse=True), targets)
             known = extras.result() if extras is not None else Extras()
         scope.tracked_listing = known.listing  # reused by an empty result's notice
         keep = spec.keep
@@ -462,14 +476,9 @@ class RgBackend:
             return None
         if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
             return 0
-        deny_file = self._deny_file(scope)
-        try:
-            targets = [] if spec.scope == "." else [spec.scope]
-            args = [*self._args(scope, deny_file, traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
-            out, _, _, cut = self._run(args, spec, scope.root)
-        finally:
-            if deny_file:
-                os.unlink(deny_file)
+        targets = [] if spec.scope == "." else [spec.scope]
+        args = [*self._args(scope, self._deny_file(scope), traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
+        out, _, _, cut = self._run(args, spec, scope.root)
         if cut:
             return None
         n = 0

@@ -20,6 +20,8 @@ import os
 import sqlite3
 from typing import TYPE_CHECKING
 
+from ..cache import cache_dir
+
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
@@ -63,19 +65,6 @@ class StoreUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         super().__init__(reason)
         self.reason = reason
-
-
-def cache_dir() -> str:
-    """Where jitctx keeps its stores: ``$JITCTX_CACHE_DIR``, else
-    ``$XDG_CACHE_HOME/jitctx`` (an absolute value only, as the XDG spec
-    says), else ``~/.cache/jitctx``. Not created here."""
-    own = os.environ.get("JITCTX_CACHE_DIR")
-    if own:
-        return os.path.abspath(os.path.expanduser(own))
-    xdg = os.environ.get("XDG_CACHE_HOME")
-    if xdg and os.path.isabs(xdg):
-        return os.path.join(xdg, "jitctx")
-    return os.path.join(os.path.expanduser("~"), ".cache", "jitctx")
 
 
 def _code(exc: BaseException) -> int | None:
