@@ -144,6 +144,7 @@ def test_a_fresh_process_answers_without_the_tokenizer(cache):
     assert n == 2
     assert modules == [
         "jitctx",
+        "jitctx.cache",
         "jitctx.code",
         "jitctx.code.counts",
         "jitctx.code.store",
