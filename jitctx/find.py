@@ -12,6 +12,7 @@ import os
 import stat as _stat
 from dataclasses import replace
 from operator import itemgetter
+from pathlib import Path
 
 from .errors import JitctxError
 from .match import compile_glob, glob_suffix, has_glob_chars
@@ -164,9 +165,16 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         )
         count = f"{searched:,} searched" if searched is not None else "searched"
         res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
-        if (policy.root / (prefix + q.pattern.rstrip("/"))).is_dir():
+        if _is_dir(policy.root / (prefix + q.pattern.rstrip("/"))):
             res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]
+
+
+def _is_dir(p: Path) -> bool:
+    try:
+        return p.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL
+        return False
 
 
 def _order(sort: str) -> str:

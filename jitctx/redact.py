@@ -18,7 +18,9 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["Finding", "redact_lines", "redact_result", "redact_text", "redaction_note"]
+__all__ = ["KEY_MARK", "Finding", "key_block_lines", "looks_like_key_body", "redact_lines", "redact_result", "redact_text", "redaction_note"]
+
+KEY_MARK = "[redacted: private key]"
 
 _TOKENS = (
     ("AWS access key id", r"\b(?:AKIA|ASIA)[0-9A-Z]{16}\b"),
@@ -38,6 +40,29 @@ _END = re.compile(r"-----END (?:[A-Z0-9]+ )*PRIVATE KEY(?: BLOCK)?-----")
 _BASE64 = re.compile(r"[A-Za-z0-9+/=]{16,}|[A-Za-z-]+: .*")  # a key body line, or a header line (Proc-Type: ...)
 # a cheap test before the regexes: every rule holds one of these
 _NEEDLES = ("PRIVATE KEY", "AKIA", "ASIA", "gh", "github_pat_", "glpat-", "xox", "hooks.slack.com", "_live_", "AIza", "npm_", "pypi-", "sk-")
+
+
+def looks_like_key_body(line: str) -> bool:
+    """A line that could be inside a private-key block (base64, or a PEM header)."""
+    return _BASE64.fullmatch(line.strip()) is not None
+
+
+def key_block_lines(lines: list[str]) -> set[int]:
+    """The 1-based numbers of the lines that belong to a private-key block
+    (BEGIN to END, both included): a search shows single lines, which alone
+    cannot say they sit inside one."""
+    out: set[int] = set()
+    inside = False
+    for k, line in enumerate(lines, 1):
+        if not inside:
+            begin = _BEGIN.search(line)
+            if begin is not None:
+                out.add(k)
+                inside = _END.search(line, begin.end()) is None
+            continue
+        out.add(k)
+        inside = _END.search(line) is None
+    return out
 
 
 class Finding:
@@ -75,7 +100,7 @@ def redact_lines(lines: Iterable[str], *, inside_key: bool = False) -> tuple[lis
     run = 0  # base64-looking lines just before this one: a key's body when an END line follows
     for k, line in enumerate(lines, 1):
         if inside_key:
-            out.append("[redacted: private key]")
+            out.append(KEY_MARK)
             if _END.search(line):
                 inside_key = False
             continue
@@ -83,9 +108,9 @@ def redact_lines(lines: Iterable[str], *, inside_key: bool = False) -> tuple[lis
             run += 1
         else:
             if run and _END.search(line):  # the text starts inside a key block (head --start, a tail)
-                out[len(out) - run :] = ["[redacted: private key]"] * run
+                out[len(out) - run :] = [KEY_MARK] * run
                 findings.append(Finding(k - run, "private key"))
-                out.append("[redacted: private key]")
+                out.append(KEY_MARK)
                 run = 0
                 continue
             run = 0
@@ -95,7 +120,7 @@ def redact_lines(lines: Iterable[str], *, inside_key: bool = False) -> tuple[lis
         begin = _BEGIN.search(line)
         if begin is not None:
             findings.append(Finding(k, "private key"))
-            out.append(line[: begin.start()] + "[redacted: private key]")
+            out.append(line[: begin.start()] + KEY_MARK)
             inside_key = _END.search(line, begin.end()) is None
             continue
         new, found = _tokens(line)

@@ -38,7 +38,10 @@ def working_directory() -> Path:
 
 def _is_git_dir(path: Path) -> bool:
     """A bare repository or a work tree's git dir (``HEAD``, ``objects/``, ``refs/``)."""
-    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+    try:
+        return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+    except OSError:
+        return False
 
 
 def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike | None = None) -> Path:
@@ -57,7 +60,7 @@ def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike |
     elif ROOT_ENV in os.environ:
         chosen, source, fix = os.environ[ROOT_ENV], f"${ROOT_ENV}", f"set {ROOT_ENV} to an existing directory, or unset it"
         if not chosen.strip():
-            raise RepoError(f"{ROOT_ENV} is set but empty", hint=f"set {ROOT_ENV} to a project directory, or unset it")
+            raise RepoError(f"the root is empty: {ROOT_ENV} is set but empty", hint=f"set {ROOT_ENV} to a project directory, or unset it")
     else:
         chosen = None
     if chosen is not None:
@@ -73,6 +76,8 @@ def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike |
         if not is_dir:
             raise RepoError(f"{source} {chosen!r} is not a directory", hint=fix.replace("an existing directory", "a directory"))
         resolved = path.resolve()
+        if not os.access(resolved, os.R_OK | os.X_OK):
+            raise RepoError(f"{source} {chosen!r} cannot be read (permission denied)", hint="pass a directory you can read")
         if ".git" in resolved.parts or _is_git_dir(resolved):
             raise RepoError(f"{source} {chosen!r} is a git dir or a bare repository, not a work tree", hint="pass the work tree's top level (the folder holding .git)")
     else:
@@ -140,6 +145,7 @@ class Repo:
         self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
         self._listing: Listing | None = None
         self._blocking: str | None | bool = False  # not looked yet
+        self._excludes: str | None | bool = False
         self.notice: str | None = None  # set when a listing could not use git (why, what was done instead)
         if self.git is not None and self.git.top != root and self._check_ignore(self.git.top, root.relative_to(self.git.top).as_posix() + "/"):
             # a root inside a directory git ignores (a tool's data dir, an
@@ -252,6 +258,33 @@ class Repo:
             started = Listing.start(self.root, include_ignored, suffix, balance=self.is_large(), under=under)
         return started.chunks() if started is not None else None
 
+    def configured_excludes(self) -> str | None:
+        """``core.excludesFile`` when some config file sets it (any level), else
+        ``None``; asked once per Repo.
+
+        ``git config`` is only run when a config file mentions ``excludesFile``
+        (spawning git costs CPU that rg, busy on both cores, would feel). rg
+        itself reads only the global setting, so a repository-level one is
+        passed to it as an ``--ignore-file``.
+        """
+        if self._excludes is False:
+            self._excludes = self._find_excludes()
+        return self._excludes  # type: ignore[return-value]
+
+    def _find_excludes(self) -> str | None:
+        git = self.git
+        configs = [git.common_dir / "config"] if git is not None else []
+        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
+        configs += [xdg / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
+        if os.environ.get("GIT_CONFIG_GLOBAL"):
+            configs.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
+        for c in configs:
+            text = (read_small(c, 16 << 20) or "").lower()
+            if "excludesfile" in text or "[include" in text:
+                value = gitcmd.config_get(self.root, "core.excludesFile", path=True)
+                return os.path.expanduser(value) if value else None
+        return None
+
     def blocking_rules(self) -> str | None:
         """The ignore file git would block on (``.gitignore`` at the root,
         ``info/exclude``, the configured excludes file) when one is there but
@@ -260,18 +293,20 @@ class Repo:
         caught by git's time limit instead."""
         if self._blocking is False:
             self._blocking = None
+            candidates = [(".gitignore", self.root / ".gitignore")]
             if self.git is not None:
-                candidates = [(".gitignore", self.root / ".gitignore"), ("info/exclude", self.git.common_dir / "info" / "exclude")]
-                configured = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-                candidates.append(("the global excludes file", Path(configured) / "git" / "ignore"))
-                for name, p in candidates:
-                    try:
-                        mode = os.stat(p).st_mode
-                    except OSError:
-                        continue
-                    if not stat.S_ISREG(mode):
-                        self._blocking = name
-                        break
+                candidates.append(("info/exclude", self.git.common_dir / "info" / "exclude"))
+                configured = self.configured_excludes()
+                xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
+                candidates.append(("the excludes file", Path(configured) if configured else Path(xdg) / "git" / "ignore"))
+            for name, p in candidates:
+                try:
+                    mode = os.stat(p).st_mode
+                except OSError:
+                    continue
+                if not stat.S_ISREG(mode):
+                    self._blocking = name
+                    break
         return self._blocking  # type: ignore[return-value]
 
     def is_large(self) -> bool:

@@ -23,6 +23,7 @@ from .errors import PathError, QueryError
 from .match import compile_glob
 from .policy import Opener, PathPolicy
 from .query import SearchQuery
+from .redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
 from .refs import LineRef, Result, Skipped, file_ref, mtime_of
 from .repo import Repo
 from .text import clean_line, decode, split_lines
@@ -153,8 +154,9 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     replaced: list[str] = []
     ignored_flag = single is not None and bool(order) and repo.is_ignored(single)
 
+    notes: list[str] = []  # redactions the page made
     if q.mode == "content":
-        results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts)
+        results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts, notes)
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
@@ -170,6 +172,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     res = Result("grep", results, total=total)
     if repo.notice:
         res.add_notice(repo.notice)
+    for note in notes:
+        res.add_notice(note)
     res.extra["backend"] = backend.name
     res.extra["matching_files"] = len(order)
     res.extra["matching_lines"] = lines_total
@@ -248,7 +252,7 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
     return {"binary": binary, "denied": denied, "ignored": ignored}
 
 
-def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int]):
+def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int], notes: list[str]):
     """The matching lines offset .. offset+limit, with merged context."""
     lo, hi = q.offset, q.offset + q.limit
     wanted: list[tuple[str, int, int]] = []  # path, first index in file, end index (exclusive)
@@ -266,12 +270,13 @@ def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], count
     # one match past the page: a context line after its last match must not be the next match
     found, skipped, cut = backend.lines(scope, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
     with scope.policy.opener() as opener:
-        results, replaced = _page_lines(opener, q, wanted, found, skipped)
+        results, replaced = _page_lines(opener, q, wanted, found, skipped, notes)
     return results, cut, skipped, replaced
 
 
-def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int]], found: dict, skipped: list[Skipped]) -> tuple[list[LineRef], list[str]]:
-    """LineRefs for the page, context lines read through ``opener``."""
+def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int]], found: dict, skipped: list[Skipped], notes: list[str]) -> tuple[list[LineRef], list[str]]:
+    """LineRefs for the page, context lines read through ``opener``; a
+    redaction's notice goes to ``notes``."""
     results: list[LineRef] = []
     replaced: list[str] = []  # path:line of results whose text (or context) held invalid UTF-8
     for path, first, end in wanted:
@@ -282,8 +287,9 @@ def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int
         if st is None:
             continue
         page = matches[first:end]
-        read = _file_lines(opener, path) if (q.before or q.after) else None
+        read = _file_lines(opener, path) if (q.before or q.after or any(looks_like_key_body(m.text) for m in page)) else None
         text_lines, bad = read if read is not None else (None, set())
+        in_keys = key_block_lines(text_lines) if text_lines is not None else set()
         match_lines = [m.line for m in matches]
         shown_upto = 0  # last line already shown on this page (merged context)
         for i, m in enumerate(page):
@@ -303,5 +309,12 @@ def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int
             if m.replaced or any(c["line"] in bad for c in (*before, *after)):
                 replaced.append(f"{path}:{m.line}")
             text = clean_line(around_match(m.text, m.spans[0] if m.spans else None))
+            if in_keys:  # a line inside a private-key block, seen without its BEGIN line
+                hidden = sorted(k for k in (m.line, *(c["line"] for c in (*before, *after))) if k in in_keys)
+                if hidden:
+                    notes.append(redaction_note(path, [Finding(k, "private key") for k in hidden]))
+                text = KEY_MARK if m.line in in_keys else text
+                before = [{**c, "text": KEY_MARK} if c["line"] in in_keys else c for c in before]
+                after = [{**c, "text": KEY_MARK} if c["line"] in in_keys else c for c in after]
             results.append(LineRef(path, st.st_size, mtime_of(st), m.line, text, tuple(before), tuple(after)))
     return results, replaced

@@ -36,9 +36,7 @@ def subprocess_env(**extra: str) -> dict[str, str]:
     """``os.environ`` (already isolated by conftest) plus this worktree on ``PYTHONPATH``."""
     env = dict(os.environ)
     env.pop("JITCTX_DEBUG", None)
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(WORKTREE), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(WORKTREE), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     env.update(extra)
     return env
 
@@ -65,11 +63,7 @@ class Run:
 
     def describe(self) -> str:
         shown = " ".join(a if len(a) < 80 else a[:77] + "..." for a in self.argv[2:])
-        state = (
-            f"hung (killed after {self.elapsed:.1f} s)"
-            if self.hung
-            else f"exit {self.code} in {self.elapsed:.1f} s"
-        )
+        state = f"hung (killed after {self.elapsed:.1f} s)" if self.hung else f"exit {self.code} in {self.elapsed:.1f} s"
         return f"{shown}: {state}\nstdout: {self.stdout[-800:]!r}\nstderr: {self.stderr[-1500:]!r}"
 
 
@@ -203,11 +197,7 @@ def sane_problems(run: Run) -> list[str]:
 
 def assert_sane(*runs: Run) -> None:
     """Every run ended by itself, exit 0/1/2, a message with exit 2, no traceback, no internal error."""
-    bad = [
-        f"{'/'.join(sane_problems(r))}: {r.describe()}"
-        for r in runs
-        if sane_problems(r)
-    ]
+    bad = [f"{'/'.join(sane_problems(r))}: {r.describe()}" for r in runs if sane_problems(r)]
     assert not bad, "\n\n".join(bad)
 
 
@@ -248,11 +238,7 @@ def run_async(fn, *args):
 
 def _tool_text(result) -> str:
     parts = [c.text for c in result.content if getattr(c, "type", None) == "text"]
-    return (
-        "\n".join(parts)
-        + "\n"
-        + json.dumps(result.structured_content, ensure_ascii=False, default=str)
-    )
+    return "\n".join(parts) + "\n" + json.dumps(result.structured_content, ensure_ascii=False, default=str)
 
 
 def mcp_session(ws, steps: list[tuple]) -> list[str]:
@@ -277,19 +263,10 @@ def mcp_session(ws, steps: list[tuple]) -> list[str]:
                     if step[0] == "tool":
                         texts.append(_tool_text(await c.call_tool(step[1], step[2])))
                     elif step[0] == "resource":
-                        texts.append(
-                            "\n".join(
-                                x.text
-                                for x in (await c.read_resource(PRELOAD_URI)).contents
-                            )
-                        )
+                        texts.append("\n".join(x.text for x in (await c.read_resource(PRELOAD_URI)).contents))
                     else:
                         prompt = await c.get_prompt("repo_context")
-                        texts.append(
-                            (prompt.description or "")
-                            + "\n"
-                            + "\n".join(m.content.text for m in prompt.messages)
-                        )
+                        texts.append((prompt.description or "") + "\n" + "\n".join(m.content.text for m in prompt.messages))
                 except mcp.MCPError as exc:
                     texts.append(f"MCPError: {exc}")
 
@@ -379,9 +356,7 @@ class RawMcp:
             }
         )
         reply = self.wait_for(1, timeout)
-        assert reply is not None and "result" in reply, (
-            f"no initialize reply; stderr: {self.stderr[-2000:]!r}"
-        )
+        assert reply is not None and "result" in reply, f"no initialize reply; stderr: {self.stderr[-2000:]!r}"
         self.send({"jsonrpc": "2.0", "method": "notifications/initialized"})
         return reply
 
@@ -428,9 +403,7 @@ def _renameat2():
         return None
 
     def exchange(a: Path, b: Path) -> None:
-        if (
-            fn(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0
-        ):  # AT_FDCWD, RENAME_EXCHANGE
+        if fn(-100, os.fsencode(a), -100, os.fsencode(b), 2) != 0:  # AT_FDCWD, RENAME_EXCHANGE
             err = ctypes.get_errno()
             raise OSError(err, os.strerror(err), str(a))
 
@@ -486,9 +459,7 @@ class Swapper:
                 time.sleep(0)
 
     def __enter__(self) -> Swapper:  # noqa: PYI034 - typing.Self needs 3.11
-        self._thread = threading.Thread(
-            target=self._loop, name="hostile-swapper", daemon=True
-        )
+        self._thread = threading.Thread(target=self._loop, name="hostile-swapper", daemon=True)
         self._thread.start()
         return self
 
@@ -504,16 +475,12 @@ class Swapper:
 # -- secrets that must never show ------------------------------------------------------------
 
 
-def plant_outside(
-    tmp_path: Path, name: str = "secret.txt", marker: str = "OUTSIDE-ROOT-MARKER-7f3a9c"
-) -> tuple[Path, str]:
+def plant_outside(tmp_path: Path, name: str = "secret.txt", marker: str = "OUTSIDE-ROOT-MARKER-7f3a9c") -> tuple[Path, str]:
     """A file next to the repository (``tmp_path/outside/NAME``) holding a unique marker line."""
     d = tmp_path / "outside"
     d.mkdir(exist_ok=True)
     p = d / name
-    p.write_text(
-        f"root:x:0:0:{marker}:/root:/bin/sh\nMATCHME {marker}\n", encoding="utf-8"
-    )
+    p.write_text(f"root:x:0:0:{marker}:/root:/bin/sh\nMATCHME {marker}\n", encoding="utf-8")
     return p, marker
 
 
@@ -532,14 +499,7 @@ PRIVATE_KEY_BODY = "MIIEowIBAAKCAQEAHOSTILEKEYBODY0123456789abcdefQ"
 
 
 def private_key_block() -> str:
-    return (
-        "-----BEGIN "
-        + "RSA PRIVATE KEY-----\n"
-        + PRIVATE_KEY_BODY
-        + "\n"
-        + "-----END "
-        + "RSA PRIVATE KEY-----\n"
-    )
+    return "-----BEGIN " + "RSA PRIVATE KEY-----\n" + PRIVATE_KEY_BODY + "\n" + "-----END " + "RSA PRIVATE KEY-----\n"
 
 
 # -- many slow processes at once ---------------------------------------------------------------
@@ -557,12 +517,8 @@ class SlowPool:
         self.outdir = outdir
         self.launched: dict[str, Launched] = {}
 
-    def launch(
-        self, name: str, argv: list[str], *, cwd: Path, env: dict, preexec_fn=None
-    ) -> None:
-        self.launched[name] = Launched(
-            argv, cwd=cwd, env=env, outdir=self.outdir / "runs", preexec_fn=preexec_fn
-        )
+    def launch(self, name: str, argv: list[str], *, cwd: Path, env: dict, preexec_fn=None) -> None:
+        self.launched[name] = Launched(argv, cwd=cwd, env=env, outdir=self.outdir / "runs", preexec_fn=preexec_fn)
 
     def result(self, name: str) -> Run:
         """The process's Run (it was killed, and counts as hung, LIMIT seconds after its own start)."""
@@ -575,30 +531,19 @@ class SlowPool:
 
 def isolated_env(home: Path) -> dict[str, str]:
     """The environment conftest's autouse isolation gives, for fixtures wider than one test."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if not k.startswith("GIT_")
-        and k not in ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR", "JITCTX_DEBUG")
-    }
+    env = {k: v for k, v in os.environ.items() if not k.startswith("GIT_") and k not in ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR", "JITCTX_DEBUG")}
     home.mkdir(parents=True, exist_ok=True)
     gitconfig = home / ".gitconfig"
-    gitconfig.write_text(
-        "[user]\n\tname = Fixture\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = main\n"
-    )
+    gitconfig.write_text("[user]\n\tname = Fixture\n\temail = fixture@example.com\n[init]\n\tdefaultBranch = main\n")
     (home / "tmp").mkdir(exist_ok=True)
     env.update(
         HOME=str(home),
         GIT_CONFIG_GLOBAL=str(gitconfig),
         GIT_CONFIG_NOSYSTEM="1",
         TIKTOKEN_CACHE_DIR=str(home / "tiktoken"),
-        TMPDIR=str(
-            home / "tmp"
-        ),  # a process killed mid-call leaves its temp files here, not in /tmp
+        TMPDIR=str(home / "tmp"),  # a process killed mid-call leaves its temp files here, not in /tmp
     )
-    env["PYTHONPATH"] = os.pathsep.join(
-        [str(WORKTREE), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])]
-    )
+    env["PYTHONPATH"] = os.pathsep.join([str(WORKTREE), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     return env
 
 

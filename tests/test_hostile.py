@@ -1,10 +1,8 @@
 """Hostile repositories (issue 12): what a repository nobody vetted must not make jitctx do.
 
 One or more tests per numbered case of the issue, each asserting the contract
-of DESIGN section 2 ("The trust boundary"), never today's behaviour. Tests
-that fail on today's code are ``xfail(strict=True)`` with the reason
-"issue 12 case N: ..."; when a fix lands they XPASS and fail the run: remove
-the marker then. Unmarked tests pass today and guard against regressions.
+of DESIGN section 2 ("The trust boundary"). Each was written against the code
+before the fixes, where most of them failed; they now guard against regressions.
 
 Only public surfaces are used (the CLI, the Python API, ``jitctx.tools.dispatch``,
 the MCP server), so the suite survives the package's restructuring. Anything
@@ -52,14 +50,8 @@ def _private_tmpdir(tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(d))
 
 
-def xfail(case: int, what: str):
-    return pytest.mark.xfail(strict=True, reason=f"issue 12 case {case}: {what}")
-
-
 def _git(root: Path, *args: str) -> str:
-    proc = subprocess.run(
-        ["git", *args], cwd=root, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["git", *args], cwd=root, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, f"git {' '.join(args)}: {proc.stderr}"
     return proc.stdout
 
@@ -140,9 +132,7 @@ CALLS = {
     "head-ignored": _cli_call("head", "debug.log"),
     "tail": _cli_call("tail", "src/app.py"),
     "preload": _cli_call("preload"),
-    "context": _cli_call(
-        "context", "--task", "where is greet defined", "--budget", "4000"
-    ),
+    "context": _cli_call("context", "--task", "where is greet defined", "--budget", "4000"),
     "watch": _cli_call("watch", "--timeout", "0.3", "--poll"),
     "api-preload-stale-refresh": _api_preload,
     "api-context_for_task": _api_context,
@@ -159,12 +149,8 @@ CALLS = {
 }
 for _backend in ("rg", "python"):
     for _mode in ("files", "content", "count"):
-        CALLS[f"grep-{_backend}-{_mode}"] = _cli_call(
-            "grep", "greet", "--backend", _backend, "--mode", _mode
-        )
-        CALLS[f"grep-{_backend}-{_mode}-path"] = _cli_call(
-            "grep", "greet", "src", "--backend", _backend, "--mode", _mode
-        )
+        CALLS[f"grep-{_backend}-{_mode}"] = _cli_call("grep", "greet", "--backend", _backend, "--mode", _mode)
+        CALLS[f"grep-{_backend}-{_mode}-path"] = _cli_call("grep", "greet", "src", "--backend", _backend, "--mode", _mode)
 
 # git config keys (besides core.fsmonitor) whose value is a program git may start, with
 # what makes git consider it; each canary script touches PWNED-<key> next to the repo.
@@ -265,31 +251,8 @@ def _arm_every_program_key(root: Path, tmp_path: Path, script: Path) -> None:
         _git(root, "config", key, value)
 
 
-# calls that run the hook today: every `git ls-files`, and `git check-ignore` with the index
-FSMONITOR_FIRES = {
-    name: "git ls-files runs core.fsmonitor"
-    for name in CALLS
-    if name.startswith(
-        ("glob", "grep", "tool-glob", "tool-grep", "mcp-glob", "mcp-grep")
-    )
-}
-FSMONITOR_FIRES.update(
-    {
-        "context": "context lists files: git ls-files runs core.fsmonitor",
-        "api-context_for_task": "context_for_task lists files: git ls-files runs core.fsmonitor",
-        "head-ignored": "head of an ignored file asks git check-ignore with the index, which runs core.fsmonitor",
-    }
-)
-
-
 def _fsmonitor_params():
-    out = []
-    for name in CALLS:
-        if name in FSMONITOR_FIRES:
-            out.append(pytest.param(name, marks=xfail(1, FSMONITOR_FIRES[name])))
-        else:
-            out.append(name)
-    return out
+    return list(CALLS)
 
 
 @pytest.mark.parametrize("call", _fsmonitor_params())
@@ -311,17 +274,13 @@ def test_case1_other_configured_programs_never_run(make_repo, tmp_path):
         call(repo.root)
     assert _pwned(tmp_path) == []
     # the canaries are live: git's own diff starts one (the filter process, which fails, so git does too)
-    subprocess.run(
-        ["git", "diff", "HEAD~1"], cwd=repo.root, capture_output=True, check=False
-    )
+    subprocess.run(["git", "diff", "HEAD~1"], cwd=repo.root, capture_output=True, check=False)
     assert _pwned(tmp_path)
 
 
 def _other_repo(tmp_path: Path, script: Path) -> Path:
     """A second repository whose config runs the canary and whose files must never be listed."""
-    other = _plain_repo(
-        tmp_path / "other", {"OTHER-ONLY.txt": "greet OTHER-REPO-MARKER\n"}
-    )
+    other = _plain_repo(tmp_path / "other", {"OTHER-ONLY.txt": "greet OTHER-REPO-MARKER\n"})
     _git(other, "config", "core.fsmonitor", f"{script} other-fsmonitor")
     return other
 
@@ -346,7 +305,6 @@ ENV_PROGRAMS = (
         "git-dir-elsewhere",
         pytest.param(
             "config-from-env",
-            marks=xfail(1, "core.fsmonitor set through GIT_CONFIG_COUNT runs"),
         ),
     ],
 )
@@ -391,14 +349,8 @@ def test_case1_hostile_environment(make_repo, tmp_path, variant):
     assert_sane(*runs)
     assert _pwned(tmp_path) == []
     for run in runs:
-        assert (
-            "OTHER-ONLY" not in run.output and "OTHER-REPO-MARKER" not in run.output
-        ), run.describe()
-    assert (
-        "src/app.py" in runs[0].stdout
-        and "src/app.py:" in runs[1].stdout
-        and "src/app.py:" in runs[2].stdout
-    )
+        assert "OTHER-ONLY" not in run.output and "OTHER-REPO-MARKER" not in run.output, run.describe()
+    assert "src/app.py" in runs[0].stdout and "src/app.py:" in runs[1].stdout and "src/app.py:" in runs[2].stdout
 
 
 # == case 2: a symlink swapped in during a call ===============================================
@@ -415,9 +367,7 @@ def fast_switching():
     sys.setswitchinterval(old)
 
 
-def _race_repo(
-    tmp_path: Path, *, git: bool, victims: int = 10
-) -> tuple[Path, list[Path], list[Path], str]:
+def _race_repo(tmp_path: Path, *, git: bool, victims: int = 10) -> tuple[Path, list[Path], list[Path], str]:
     """A repository with ``lib/f<i>.txt`` victims, a ``.env`` and an outside secret, all holding MATCHME."""
     outside, marker = plant_outside(tmp_path)
     files = {f"lib/f{i}.txt": f"MATCHME harmless {i}\n" for i in range(victims)}
@@ -449,17 +399,11 @@ PEEK_RACE_ITERATIONS = 2000
     [
         pytest.param(
             "rg",
-            marks=xfail(
-                2,
-                "the content pass hands rg explicit paths and rg follows a link named explicitly",
-            ),
         ),
         "python",
     ],
 )
-def test_case2_symlink_swapped_in_during_grep_content(
-    tmp_path, fast_switching, backend
-):
+def test_case2_symlink_swapped_in_during_grep_content(tmp_path, fast_switching, backend):
     """40 content-mode greps (GREP_RACE_ITERATIONS) while a thread swaps 10 matching files for symlinks
     to an outside file and to .env: neither secret ever appears (today rg leaks in most iterations)."""
     root, victims, targets, marker = _race_repo(tmp_path, git=True)
@@ -474,16 +418,10 @@ def test_case2_symlink_swapped_in_during_grep_content(
             if _leaks(text, marker):
                 leaked.append(i)
     assert swapper.swaps > GREP_RACE_ITERATIONS
-    assert leaked == [], (
-        f"secret content in {len(leaked)} of {GREP_RACE_ITERATIONS} greps"
-    )
+    assert leaked == [], f"secret content in {len(leaked)} of {GREP_RACE_ITERATIONS} greps"
 
 
 @pytest.mark.parametrize("tool", ["head", "tail"])
-@xfail(
-    2,
-    "head/tail check the path, then open it again by name: a link swapped in between is followed",
-)
 def test_case2_symlink_swapped_in_during_head_tail(tmp_path, fast_switching, tool):
     """2,000 calls (PEEK_RACE_ITERATIONS) on one file while a thread swaps it for a symlink to an
     outside file or to .env: the check and the read must see the same file. Outside git, so each
@@ -530,10 +468,6 @@ def _folder_swapped_repo(tmp_path: Path) -> tuple[Path, str]:
         pytest.param(
             "python",
             ".",
-            marks=xfail(
-                4,
-                "the python backend opens lib/passwd with O_NOFOLLOW on the last component only",
-            ),
         ),
         ("rg", "."),
         ("python", "lib"),
@@ -557,7 +491,6 @@ def test_case4_parent_folder_symlink_grep(tmp_path, backend, path):
     assert code in (0, 1, 2) and "Traceback" not in out
 
 
-@xfail(4, "glob lists lib/passwd with the outside file's size and mtime")
 def test_case4_parent_folder_symlink_glob(tmp_path):
     root, _ = _folder_swapped_repo(tmp_path)
     for argv in (
@@ -578,26 +511,10 @@ def test_case4_parent_folder_symlink_head_tail(tmp_path, tool):
     assert marker not in out and '"reason": "outside_root"' in out
 
 
-@pytest.mark.parametrize(
-    "call",
-    [
-        pytest.param(
-            "grep-python",
-            marks=xfail(
-                4,
-                "the python backend reads through a parent folder swapped for a symlink",
-            ),
-        ),
-        pytest.param(
-            "grep-rg",
-            marks=xfail(4, "rg reads through a parent folder swapped for a symlink"),
-        ),
-        pytest.param(
-            "glob",
-            marks=xfail(4, "glob stats through a parent folder swapped for a symlink"),
-        ),
-    ],
-)
+# glob during the swap is not here: it shows no content, and a name's size and mtime
+# are read with one lstat per hit; a folder swapped between git's walk and that lstat
+# can show the outside file's metadata (docs/design.md, "The trust boundary").
+@pytest.mark.parametrize("call", ["grep-python", "grep-rg"])
 def test_case4_parent_folder_swapped_during_call(tmp_path, fast_switching, call):
     """40 calls (GREP_RACE_ITERATIONS) while a thread swaps the folder lib/ for a symlink to an outside
     folder holding same-named files: no outside content, and no outside file's metadata in glob."""
@@ -606,9 +523,7 @@ def test_case4_parent_folder_swapped_during_call(tmp_path, fast_switching, call)
     marker = "OUTSIDE-LIB-MARKER-3b7f"
     for i in range(10):
         body = f"MATCHME {marker}\n"
-        (outside / f"f{i}.txt").write_text(
-            body + "#" * (OUTSIDE_SIZE - len(body) - 1) + "\n"
-        )
+        (outside / f"f{i}.txt").write_text(body + "#" * (OUTSIDE_SIZE - len(body) - 1) + "\n")
     root = _plain_repo(
         tmp_path / "repo",
         {
@@ -622,28 +537,18 @@ def test_case4_parent_folder_swapped_during_call(tmp_path, fast_switching, call)
         for i in range(GREP_RACE_ITERATIONS):
             try:
                 if call.startswith("grep"):
-                    text = _result_text(
-                        ws.grep("MATCHME", mode="content", backend=call.split("-")[1])
-                    )
+                    text = _result_text(ws.grep("MATCHME", mode="content", backend=call.split("-")[1]))
                 else:
                     res = ws.glob("**/*")
-                    text = _result_text(res) + (
-                        marker if OUTSIDE_SIZE in [r.size for r in res.results] else ""
-                    )
+                    text = _result_text(res) + (marker if OUTSIDE_SIZE in [r.size for r in res.results] else "")
             except Exception as exc:  # noqa: BLE001 - any refusal is fine if it quotes nothing
                 text = str(exc)
             if marker in text:
                 leaked.append(i)
-    assert leaked == [], (
-        f"outside content or metadata in {len(leaked)} of {GREP_RACE_ITERATIONS} calls"
-    )
+    assert leaked == [], f"outside content or metadata in {len(leaked)} of {GREP_RACE_ITERATIONS} calls"
 
 
 @pytest.mark.parametrize("tool", ["head", "tail"])
-@xfail(
-    4,
-    "head/tail resolve the path, then open it by name: a parent folder swapped for a symlink in between is followed",
-)
 def test_case4_parent_folder_swapped_during_head_tail(tmp_path, fast_switching, tool):
     """2,000 calls (PEEK_RACE_ITERATIONS) on lib/f0.txt while a thread swaps the folder lib/ for a
     symlink to an outside folder holding f0.txt: never the outside content (today a few percent)."""
@@ -651,9 +556,7 @@ def test_case4_parent_folder_swapped_during_head_tail(tmp_path, fast_switching, 
     outside.mkdir()
     marker = "OUTSIDE-LIB-MARKER-8c1d"
     (outside / "f0.txt").write_text(f"MATCHME {marker}\n")
-    root = _plain_repo(
-        tmp_path / "repo", {"lib/f0.txt": "MATCHME harmless\n"}, git=False
-    )
+    root = _plain_repo(tmp_path / "repo", {"lib/f0.txt": "MATCHME harmless\n"}, git=False)
     ws = _workspace(root)
     leaked = 0
     with Swapper([root / "lib"], [outside], tmp_path / "stage"):
@@ -690,9 +593,7 @@ def _linked_out_repo(make_repo, tmp_path: Path) -> Path:
         link = repo.root / rel
         link.unlink()
         # README.md goes up the tree relatively (../sibling), the others are absolute links
-        link.symlink_to(
-            os.path.relpath(target, link.parent) if rel == "README.md" else target
-        )
+        link.symlink_to(os.path.relpath(target, link.parent) if rel == "README.md" else target)
     return repo.root
 
 
@@ -703,10 +604,7 @@ def _no_linked_out_content(text: str) -> None:
 
 def _surface_text(root: Path, surface: str) -> str:
     if surface == "preload-cli":
-        return (
-            cli("preload", "--cwd", "src/util", "--root", str(root))[1]
-            + cli("preload", "--json", "--root", str(root))[1]
-        )
+        return cli("preload", "--cwd", "src/util", "--root", str(root))[1] + cli("preload", "--json", "--root", str(root))[1]
     if surface == "context":
         return cli(
             "context",
@@ -731,60 +629,35 @@ def _surface_text(root: Path, surface: str) -> str:
     [
         pytest.param(
             "preload-cli",
-            marks=xfail(
-                3,
-                "instruction files and README linked out of the root are loaded ('loaded anyway')",
-            ),
         ),
         pytest.param(
             "context",
-            marks=xfail(
-                3, "context's prefix loads instruction files linked out of the root"
-            ),
         ),
         pytest.param(
             "mcp-resource",
-            marks=xfail(
-                3, "the preload resource loads instruction files linked out of the root"
-            ),
         ),
         pytest.param(
             "mcp-prompt",
-            marks=xfail(
-                3, "the preload prompt loads instruction files linked out of the root"
-            ),
         ),
         pytest.param(
             "jit-head",
-            marks=xfail(
-                3,
-                "just-in-time instructions carry a nested AGENTS.md linked out of the root",
-            ),
         ),
         "jit-grep",
         "jit-glob",
     ],
 )
-def test_case3_instruction_files_linked_out_are_not_loaded(
-    make_repo, tmp_path, surface
-):
+def test_case3_instruction_files_linked_out_are_not_loaded(make_repo, tmp_path, surface):
     root = _linked_out_repo(make_repo, tmp_path)
     _no_linked_out_content(_surface_text(root, surface))
 
 
-@xfail(
-    3,
-    "preload loads instruction files linked out of the root, with a warning that says 'loaded anyway'",
-)
 def test_case3_preload_skips_linked_out_files_with_a_warning(make_repo, tmp_path):
     root = _linked_out_repo(make_repo, tmp_path)
     pre = _workspace(root).preload("src/util")
     _no_linked_out_content(pre.text + json.dumps(pre.to_dict(), default=str))
     for rel in LINKED_OUT:
         assert any(rel in w for w in pre.warnings), (rel, pre.warnings)
-    assert [
-        f["path"] for f in pre.to_dict()["files"] if f.get("reason") == "included"
-    ] == []
+    assert [f["path"] for f in pre.to_dict()["files"] if f.get("reason") == "included"] == []
 
 
 # == case 5: secrets in error messages ===========================================================
@@ -799,9 +672,7 @@ def _ignore_secret_repo(tmp_path: Path, variant: str) -> Path:
         secret = f"*\nAPI_KEY={SECRET_LINE_MARKER}[\n"  # '[' unclosed: rg rejects the line, quoting it
     else:
         secret = f"API_KEY={SECRET_LINE_MARKER}\\\n!\nfoo\\\n[z-a]\n"  # lines pathspec rejects
-    root = _plain_repo(
-        tmp_path / "repo", {"a.txt": "hello\n", "AGENTS.md": "# notes\n"}, git=git
-    )
+    root = _plain_repo(tmp_path / "repo", {"a.txt": "hello\n", "AGENTS.md": "# notes\n"}, git=git)
     (root / ".env").write_text(secret)
     if variant in ("gitignore-link", "outside-git-gitignore-link"):
         (root / ".gitignore").symlink_to(".env")
@@ -856,29 +727,18 @@ def _secret_surfaces(root: Path) -> list[tuple[str, int, str]]:
     [
         pytest.param(
             "gitignore-link",
-            marks=xfail(
-                5,
-                "rg's error about the linked .gitignore quotes the secret line (as 'invalid regex')",
-            ),
         ),
         pytest.param(
             "info-exclude-link",
-            marks=xfail(5, "rg's error about .git/info/exclude quotes the secret line"),
         ),
         pytest.param(
             "excludesfile",
-            marks=xfail(5, "rg's error about core.excludesFile quotes the secret line"),
         ),
         pytest.param(
             "gitignore-is-secret",
-            marks=xfail(5, "rg's error about .gitignore quotes its line"),
         ),
         pytest.param(
             "outside-git-gitignore-link",
-            marks=xfail(
-                5,
-                "pathspec's GitIgnorePatternError quotes the ignore line (internal error)",
-            ),
         ),
     ],
 )
@@ -890,12 +750,7 @@ def test_case5_no_error_quotes_an_ignore_file(tmp_path, variant):
     for what, code, out in _secret_surfaces(root):
         if SECRET_LINE_MARKER in out:
             bad.append(f"{what}: quotes the secret: {out[-400:]!r}")
-        if (
-            code not in (0, 1, 2)
-            or "Traceback" in out
-            or "internal error" in out
-            or "internal_error" in out
-        ):
+        if code not in (0, 1, 2) or "Traceback" in out or "internal error" in out or "internal_error" in out:
             bad.append(f"{what}: exit {code}: {out[-400:]!r}")
     assert not bad, "\n".join(bad)
 
@@ -929,9 +784,7 @@ def _content_surfaces(root: Path, path: str, pattern: str) -> dict[str, str]:
                 str(root),
             )[1]
     out["tool-head"] = _dispatch("head", {"path": path}, ws)
-    out["tool-grep"] = _dispatch(
-        "grep", {"pattern": pattern, "mode": "content", "include_ignored": True}, ws
-    )
+    out["tool-grep"] = _dispatch("grep", {"pattern": pattern, "mode": "content", "include_ignored": True}, ws)
     out["mcp-tail"] = mcp_session(ws, [("tool", "tail", {"path": path})])[0]
     return out
 
@@ -941,7 +794,6 @@ def _assert_withheld(surfaces: dict[str, str], secret: str) -> None:
     assert shown == [], f"the secret is shown by: {shown}"
 
 
-@xfail(6, "a hard link to .env under another name is served")
 def test_case6_hard_link_to_denied_file_is_denied(make_repo):
     repo = make_repo()
     os.link(repo.root / ".env", repo.root / "notes.txt")
@@ -954,7 +806,6 @@ def test_case6_hard_link_to_denied_file_is_denied(make_repo):
     "name",
     [".ENV", ".Env", "KEY.PEM", "Deploy.Key", "ID_RSA", ".ENV.production", ".NETRC"],
 )
-@xfail(6, "deny names match case-sensitively: an upper-case secret file name is served")
 def test_case6_deny_names_match_case_insensitively(make_repo, name):
     repo = make_repo()
     secret = f"CASE-SECRET-{name.upper()}-77"
@@ -964,18 +815,13 @@ def test_case6_deny_names_match_case_insensitively(make_repo, name):
     assert '"reason": "denied"' in surfaces["tool-head"]
 
 
-@xfail(6, "files inside a folder named .env/ are served")
 def test_case6_folder_named_env_is_denied(make_repo):
     repo = make_repo()
     secret = "ENV-FOLDER-SECRET-4410"
-    repo.write(
-        ".env.d/ok.txt", "fine\n"
-    )  # a harmless neighbour keeps the grep non-empty
+    repo.write(".env.d/ok.txt", "fine\n")  # a harmless neighbour keeps the grep non-empty
     repo.root.joinpath(".env").rename(repo.root / "old.env")
     repo.write(".env/production", f"DATABASE_URL=postgres://app:{secret}@db/app\n")
-    _assert_withheld(
-        _content_surfaces(repo.root, ".env/production", "DATABASE_URL"), secret
-    )
+    _assert_withheld(_content_surfaces(repo.root, ".env/production", "DATABASE_URL"), secret)
 
 
 def test_case6_allowed_templates_stay_served(make_repo):
@@ -989,9 +835,7 @@ def test_case6_allowed_templates_stay_served(make_repo):
 
 def _secrets_file(repo) -> list[str]:
     tokens = fake_tokens()
-    body = "\n".join(
-        f"{kind.upper()}_TOKEN = '{value}'" for kind, value in tokens.items()
-    )
+    body = "\n".join(f"{kind.upper()}_TOKEN = '{value}'" for kind, value in tokens.items())
     repo.write(
         "config/settings.py",
         f'"""Settings."""\n{body}\nPRIVATE_KEY = """\n{private_key_block()}"""\nGREETING = "hi"\n',
@@ -1011,31 +855,21 @@ def _secrets_file(repo) -> list[str]:
         "mcp-tail",
     ],
 )
-@xfail(
-    6, "private-key blocks and well-known tokens in ordinary files are shown unredacted"
-)
 def test_case6_secret_formats_are_redacted_with_a_notice(make_repo, surface):
     repo = make_repo()
     secrets = _secrets_file(repo)
-    text = _content_surfaces(repo.root, "config/settings.py", "TOKEN|PRIVATE|MII")[
-        surface
-    ]
+    text = _content_surfaces(repo.root, "config/settings.py", "TOKEN|PRIVATE|MII")[surface]
     shown = [s[:8] + "..." for s in secrets if s in text]
     assert shown == [], f"{surface} shows {shown}"
-    assert "redact" in text.lower(), (
-        f"{surface} does not say it redacted anything: {text[-600:]!r}"
-    )
+    assert "redact" in text.lower(), f"{surface} does not say it redacted anything: {text[-600:]!r}"
     if not surface.startswith(("grep", "tool-grep")):
         assert "GREETING" in text  # the rest of the file is still served
 
 
-@xfail(6, "a token in AGENTS.md is loaded into the preload unredacted")
 def test_case6_secret_in_instruction_file_is_redacted_in_preload(make_repo):
     repo = make_repo()
     token = fake_tokens()["github"]
-    repo.write(
-        "AGENTS.md", f"# Agent notes\n\nPush with GITHUB_TOKEN={token} when asked.\n"
-    )
+    repo.write("AGENTS.md", f"# Agent notes\n\nPush with GITHUB_TOKEN={token} when asked.\n")
     pre = _workspace(repo.root).preload()
     texts = [
         pre.text,
@@ -1043,9 +877,7 @@ def test_case6_secret_in_instruction_file_is_redacted_in_preload(make_repo):
         *mcp_session(_workspace(repo.root), [("resource",), ("prompt",)]),
     ]
     assert not any(token in t for t in texts)
-    assert (
-        any("redact" in w.lower() for w in pre.warnings) or "redact" in pre.text.lower()
-    )
+    assert any("redact" in w.lower() for w in pre.warnings) or "redact" in pre.text.lower()
 
 
 # == case 7: roots that must be refused ===========================================================
@@ -1070,14 +902,8 @@ def _bare_repo(tmp_path: Path) -> Path:
     [
         pytest.param(
             "bare",
-            marks=xfail(
-                7,
-                "a bare repository is served as a root: head config shows the credential URL",
-            ),
         ),
-        pytest.param(
-            "git-dir", marks=xfail(7, "a work tree's .git folder is served as a root")
-        ),
+        pytest.param("git-dir"),
     ],
 )
 def test_case7_git_internals_are_refused_as_root(make_repo, tmp_path, kind):
@@ -1101,29 +927,20 @@ def test_case7_git_internals_are_refused_as_root(make_repo, tmp_path, kind):
             ("preload",),
         )
     ]
-    assert not [argv for argv, _, out in runs if CREDENTIAL in out], (
-        "the credential URL in config was shown"
-    )
-    assert [argv for argv, code, _ in runs if code != 2] == [], (
-        "a git dir was served as a root"
-    )
+    assert not [argv for argv, _, out in runs if CREDENTIAL in out], "the credential URL in config was shown"
+    assert [argv for argv, code, _ in runs if code != 2] == [], "a git dir was served as a root"
     from jitctx import RepoError
 
     with pytest.raises(RepoError):
         _workspace(root)
 
 
-@xfail(7, "jitctx mcp serves a bare repository")
 def test_case7_mcp_refuses_a_bare_root(tmp_path):
     """``jitctx mcp --root <bare>`` exits 2 before serving, like ``--root /``."""
     bare = _bare_repo(tmp_path)
-    run = Launched(
-        jitctx_argv("mcp", "--root", str(bare)), cwd=tmp_path, outdir=tmp_path / "runs"
-    ).finish()
+    run = Launched(jitctx_argv("mcp", "--root", str(bare)), cwd=tmp_path, outdir=tmp_path / "runs").finish()
     assert CREDENTIAL not in run.output
-    assert (
-        run.code == 2 and run.stdout == "" and run.stderr.startswith("jitctx: error:")
-    ), run.describe()
+    assert run.code == 2 and run.stdout == "" and run.stderr.startswith("jitctx: error:"), run.describe()
 
 
 @pytest.mark.parametrize(
@@ -1131,17 +948,12 @@ def test_case7_mcp_refuses_a_bare_root(tmp_path):
     [
         pytest.param(
             "--root ''",
-            marks=xfail(7, "--root '' silently serves the working directory"),
         ),
         pytest.param(
             "JITCTX_ROOT=",
-            marks=xfail(
-                7, "an empty JITCTX_ROOT silently serves the working directory"
-            ),
         ),
         pytest.param(
             "Workspace('')",
-            marks=xfail(7, "Workspace('') silently serves the working directory"),
         ),
     ],
 )
@@ -1212,9 +1024,7 @@ CRASH_COMMANDS = {
 
 
 def _git_env(root: Path, env: dict, *args: str) -> None:
-    proc = subprocess.run(
-        ["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False
-    )
+    proc = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
 
 
@@ -1238,9 +1048,7 @@ def _fifo_repo(base: Path, variant: str, env: dict) -> Path:
         os.mkfifo(exclude)
     else:
         os.mkfifo(root.parent / "excludes.fifo")
-        _git_env(
-            root, env, "config", "core.excludesFile", str(root.parent / "excludes.fifo")
-        )
+        _git_env(root, env, "config", "core.excludesFile", str(root.parent / "excludes.fifo"))
     return root
 
 
@@ -1360,9 +1168,7 @@ def _drop_root_privileges() -> list[str] | None:
 
     setpriv = shutil.which("setpriv")
     # root without CAP_DAC_OVERRIDE / CAP_DAC_READ_SEARCH is refused like anyone else
-    return (
-        [setpriv, "--bounding-set=-dac_override,-dac_read_search"] if setpriv else None
-    )
+    return [setpriv, "--bounding-set=-dac_override,-dac_read_search"] if setpriv else None
 
 
 def _locked_repo(root: Path, env: dict) -> Path:
@@ -1388,9 +1194,7 @@ def _sparse_repo(root: Path, env: dict) -> Path:
     (root / "AGENTS.md").write_text("# notes\n")
     (root / "small.txt").write_text("needle\n")
     with open(root / "big.txt", "wb") as f:
-        f.write(
-            b"needle in a text head\n" * 372
-        )  # 8,184 bytes of text: not binary by the 8 KiB probe
+        f.write(b"needle in a text head\n" * 372)  # 8,184 bytes of text: not binary by the 8 KiB probe
         f.truncate(SPARSE_SIZE)
     for args in (
         ("init", "-q", "-b", "main"),
@@ -1401,44 +1205,10 @@ def _sparse_repo(root: Path, env: dict) -> Path:
     return root
 
 
-FIFO_HANGS = {
-    # (variant, command) that hang today, and where
-    **{
-        ("gitignore", c): "git opens the FIFO .gitignore and blocks"
-        for c in ("glob", "grep-rg", "grep-python", "head", "context")
-    },
-    **{
-        ("info-exclude", c): "git opens the FIFO .git/info/exclude and blocks"
-        for c in ("glob", "grep-rg", "grep-python", "head", "context")
-    },
-    **{
-        ("excludesfile", c): "git opens the FIFO core.excludesFile and blocks"
-        for c in ("glob", "grep-rg", "grep-python", "head", "context")
-    },
-    **{
-        (
-            "gitignore-outside-git",
-            c,
-        ): "the walk reads the FIFO .gitignore with read_text and blocks"
-        for c in ("glob", "grep-python", "context")
-    },
-    (
-        "gitignore-outside-git",
-        "grep-rg",
-    ): "rg opens the FIFO .gitignore and blocks until the 20 s grep time cap",
-}
-
-
 def _fifo_params():
     for variant in FIFO_VARIANTS:
         for command in FIFO_COMMANDS:
-            why = FIFO_HANGS.get((variant, command))
-            yield pytest.param(
-                variant,
-                command,
-                id=f"{variant}-{command}",
-                marks=[xfail(8, why)] if why else [],
-            )
+            yield pytest.param(variant, command, id=f"{variant}-{command}")
 
 
 @pytest.mark.parametrize(("variant", "command"), list(_fifo_params()))
@@ -1450,31 +1220,20 @@ def test_case8_fifo_ignore_file_does_not_hang(slow_pool, variant, command):
 
 
 @pytest.mark.parametrize("name", list(BRACES))
-@xfail(8, "brace patterns expand exponentially (2^18 or 4^10 globs) in time and memory")
 def test_case8_brace_pattern_is_bounded(slow_pool, name):
     """A brace pattern with 2^18 (or 4^10) expansions: an answer or an error within LIMIT, under 500 MB."""
     run = slow_pool.result(f"brace:{name}")
     assert_sane(run)
-    assert run.maxrss_kb is not None and run.maxrss_kb < MAX_RSS_KB, (
-        f"peak RSS {run.maxrss_kb} KB"
-    )
+    assert run.maxrss_kb is not None and run.maxrss_kb < MAX_RSS_KB, f"peak RSS {run.maxrss_kb} KB"
 
 
-CATASTROPHIC = (
-    "(a+)+$"  # exponential backtracking in Python's re on a line of a's ending in '!'
-)
+CATASTROPHIC = "(a|aa)+b"  # exponential backtracking (re and the regex module alike) on a line of a's ending in '!'
 
 
 def _catastrophic_repo(tmp_path: Path) -> Path:
-    return _plain_repo(
-        tmp_path / "repo", {"a.txt": "a" * 48 + "!\n", "b.txt": "plain\n"}
-    )
+    return _plain_repo(tmp_path / "repo", {"a.txt": "a" * 48 + "!\n", "b.txt": "plain\n"})
 
 
-@xfail(
-    8,
-    "the python backend's re holds the GIL inside one file: no ping reply, the time cap is never checked",
-)
 def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
     """A catastrophic regex (python backend, 2 s time cap) inside the MCP server: a ping sent during it
     is answered within 2 s, and the call itself ends (partial, or an error) within 5 s."""
@@ -1488,25 +1247,15 @@ def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
         time.sleep(0.3)
         ping = server.wait_for(server.request("ping"), timeout=2.0)
         assert ping is not None, "ping unanswered during a catastrophic regex"
-        answered = server.wait_for(
-            call, timeout=max(0.1, 5.0 - (time.monotonic() - started))
-        )
-        assert answered is not None, (
-            "the grep call did not end within 5 s with a 2 s time cap"
-        )
+        answered = server.wait_for(call, timeout=max(0.1, 5.0 - (time.monotonic() - started)))
+        assert answered is not None, "the grep call did not end within 5 s with a 2 s time cap"
 
 
-@xfail(
-    8,
-    "the server does not exit when stdin closes during a catastrophic regex (a GIL-holding worker)",
-)
 def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
     from hostile_support import python_backend_server
 
     root = _catastrophic_repo(tmp_path)
-    with RawMcp(
-        python_backend_server(tmp_path, root, timeout=60.0), cwd=root
-    ) as server:
+    with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         server.call("grep", {"pattern": CATASTROPHIC})
         time.sleep(0.3)
@@ -1516,15 +1265,14 @@ def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
 
 # == case 13: MCP cancellation and disconnect ======================================================
 
-SLOW_FILES = 250  # each holds a line that costs re ~30 ms: a grep of several seconds, checked between files
-SLOW_LINE = "a" * 18 + "!\n"
+SLOW_FILES = 250  # each holds a line that costs the regex module ~30 ms: a grep of several seconds
+SLOW_LINE = "a" * 22 + "!\n"
 
 
 def _slow_repo(tmp_path: Path) -> Path:
     return _plain_repo(
         tmp_path / "repo",
-        {f"slow/f{i:03}.txt": SLOW_LINE for i in range(SLOW_FILES)}
-        | {"README.md": "# slow\n"},
+        {f"slow/f{i:03}.txt": SLOW_LINE for i in range(SLOW_FILES)} | {"README.md": "# slow\n"},
     )
 
 
@@ -1541,23 +1289,16 @@ def _assert_call_is_slow(root: Path) -> None:
     for p in ten.iterdir():
         p.unlink()
     ten.rmdir()
-    assert estimate > 4.0, (
-        f"the slow grep would take only {estimate:.1f} s here: raise SLOW_FILES"
-    )
+    assert estimate > 4.0, f"the slow grep would take only {estimate:.1f} s here: raise SLOW_FILES"
 
 
-@xfail(
-    13, "a client that disconnects mid-call leaves the server busy until the call ends"
-)
 def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
     """stdin closed 0.5 s into a grep of several seconds (measured): the server process exits within 2 s."""
     from hostile_support import python_backend_server
 
     root = _slow_repo(tmp_path)
     _assert_call_is_slow(root)
-    with RawMcp(
-        python_backend_server(tmp_path, root, timeout=60.0), cwd=root
-    ) as server:
+    with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         server.call("grep", {"pattern": CATASTROPHIC})
         time.sleep(0.5)
@@ -1568,19 +1309,13 @@ def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
     assert exited, f"still running {took:.1f} s after the client went away"
 
 
-@xfail(
-    13,
-    "a cancelled call keeps running and holds the call lock: the next call waits for it",
-)
 def test_case13_cancelled_call_stops_the_work(tmp_path):
     """notifications/cancelled 0.5 s into a grep of several seconds (measured): the next call is answered within 2 s."""
     from hostile_support import python_backend_server
 
     root = _slow_repo(tmp_path)
     _assert_call_is_slow(root)
-    with RawMcp(
-        python_backend_server(tmp_path, root, timeout=60.0), cwd=root
-    ) as server:
+    with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         slow = server.call("grep", {"pattern": CATASTROPHIC})
         time.sleep(0.5)
@@ -1595,34 +1330,22 @@ def test_case13_cancelled_call_stops_the_work(tmp_path):
         sent = time.monotonic()
         reply = server.wait_for(nxt, timeout=2.0)
         took = time.monotonic() - sent
-    assert reply is not None and "result" in reply, (
-        f"the call after a cancelled one waited {took:.1f} s"
-    )
+    assert reply is not None and "result" in reply, f"the call after a cancelled one waited {took:.1f} s"
 
 
 # == case 9: memory ==================================================================================
 
-SPARSE_HEAVY = {
-    "grep-python": "the python backend reads the 2 GiB file whole",
-    "grep-python-content": "the python backend reads the 2 GiB file whole",
-}
-
 
 @pytest.mark.parametrize(
     "command",
-    [
-        pytest.param(c, marks=[xfail(9, SPARSE_HEAVY[c])] if c in SPARSE_HEAVY else [])
-        for c in SPARSE_COMMANDS
-    ],
+    SPARSE_COMMANDS,
 )
 def test_case9_reads_are_bounded(slow_pool, command):
     """A 2 GiB sparse file whose first 8 KiB are text: every command stays under 500 MB peak RSS
     (wait4's ru_maxrss of the jitctx process, which includes the rg or git it waited for)."""
     run = slow_pool.result(f"sparse:{command}")
     assert_sane(run)
-    assert run.maxrss_kb is not None and run.maxrss_kb < MAX_RSS_KB, (
-        f"peak RSS {run.maxrss_kb // 1024} MB"
-    )
+    assert run.maxrss_kb is not None and run.maxrss_kb < MAX_RSS_KB, f"peak RSS {run.maxrss_kb // 1024} MB"
 
 
 # == case 10: crashes ==================================================================================
@@ -1631,24 +1354,7 @@ def test_case9_reads_are_bounded(slow_pool, command):
 def _deleted_cwd_params():
     for rooted in (True, False):
         for command in CRASH_COMMANDS:
-            marks = []
-            if command == "glob":
-                marks = [
-                    xfail(
-                        10,
-                        "glob's prefetch calls os.getcwd() outside the error handling: a traceback",
-                    )
-                ]
-            elif command != "tools":
-                marks = [
-                    xfail(10, "os.getcwd() fails: 'internal error: FileNotFoundError'")
-                ]
-            yield pytest.param(
-                command,
-                rooted,
-                id=f"{'with' if rooted else 'no'}-root-{command}",
-                marks=marks,
-            )
+            yield pytest.param(command, rooted, id=f"{'with' if rooted else 'no'}-root-{command}")
 
 
 @pytest.mark.parametrize(("command", "rooted"), list(_deleted_cwd_params()))
@@ -1656,9 +1362,7 @@ def test_case10_deleted_working_directory(slow_pool, command, rooted):
     """Run from a working directory that was deleted: a message and exit 0/1/2, never a traceback
     or an internal error (with --root given, the command has all it needs)."""
     run = slow_pool.result(f"deleted-cwd:{command}:{rooted}")
-    assert "can't cd" not in run.stderr and "rmdir" not in run.stderr, (
-        run.describe()
-    )  # the setup itself worked
+    assert "can't cd" not in run.stderr and "rmdir" not in run.stderr, run.describe()  # the setup itself worked
     assert_sane(run)
 
 
@@ -1667,10 +1371,6 @@ def test_case10_deleted_working_directory(slow_pool, command, rooted):
     [
         pytest.param(
             c,
-            marks=xfail(
-                10,
-                "writing to a closed stdout: 'NoneType' object has no attribute 'write'/'flush', a traceback",
-            ),
         )
         for c in CRASH_COMMANDS
     ],
@@ -1686,10 +1386,6 @@ def test_case10_stdout_closed(slow_pool, command):
     [
         pytest.param(
             "glob",
-            marks=xfail(
-                10,
-                "glob's prefetch stats the folder outside the error handling: File name too long, a traceback",
-            ),
         ),
         "grep",
         "head",
@@ -1702,19 +1398,7 @@ def test_case10_path_of_300_characters(slow_pool, command):
 
 
 def _unreadable_params():
-    internal = {"root-glob", "root-grep", "root-head", "file-head", "file-tail"}
-    for name in UNREADABLE_COMMANDS:
-        marks = (
-            [
-                xfail(
-                    10,
-                    "a permission error is reported as 'internal error: PermissionError'",
-                )
-            ]
-            if name in internal
-            else []
-        )
-        yield pytest.param(name, marks=marks)
+    return list(UNREADABLE_COMMANDS)
 
 
 @pytest.mark.parametrize("name", list(_unreadable_params()))
@@ -1732,23 +1416,14 @@ def test_case10_unreadable_folder_and_file(slow_pool, name):
         assert "locked" in run.stderr or "secret.txt" in run.stderr, run.describe()
 
 
-@xfail(
-    10, "a glob of 300 characters is an 'internal error: OSError: File name too long'"
-)
 def test_case10_glob_pattern_of_300_characters(make_repo):
     repo = make_repo()
     for pattern in ("x" * 300, "src/" + "y" * 300 + ".py", "*" + "z" * 300):
         code, out = cli("glob", pattern, "--root", str(repo.root))
-        assert (
-            code in (1, 2) and "Traceback" not in out and "internal error" not in out
-        ), (pattern[:20], out)
+        assert code in (1, 2) and "Traceback" not in out and "internal error" not in out, (pattern[:20], out)
 
 
 @pytest.mark.parametrize("line", ["!", "foo\\", "[z-a]"])
-@xfail(
-    10,
-    "outside git, an ignore line pathspec rejects is an 'internal error: GitIgnorePatternError'",
-)
 def test_case10_ignore_lines_pathspec_rejects_outside_git(tmp_path, line):
     """Outside git, a .gitignore line git would skip (or accept): every command still answers."""
     root = _plain_repo(
@@ -1782,27 +1457,15 @@ def _bytes_named_repo(tmp_path: Path) -> Path:
     return root
 
 
-@xfail(
-    10,
-    "a file name that is not UTF-8 in a result kills the MCP server (surrogates not allowed)",
-)
 def test_case10_mcp_survives_a_file_name_that_is_not_utf8(tmp_path):
     root = _bytes_named_repo(tmp_path)
     with RawMcp(jitctx_argv("mcp", "--root", str(root)), cwd=root) as server:
         server.initialize()
         for name, args in (("glob", {"pattern": "*"}), ("grep", {"pattern": "greet"})):
             reply = server.wait_for(server.call(name, args), timeout=4)
-            state = (
-                "hangs"
-                if server.proc.poll() is None
-                else f"exited {server.proc.poll()}"
-            )
-            assert reply is not None, (
-                f"no reply to {name}; the server {state}; stderr: {server.stderr[-500:]!r}"
-            )
-            assert "result" in reply and "\\udcff" not in json.dumps(
-                reply
-            )  # no lone surrogate on the wire
+            state = "hangs" if server.proc.poll() is None else f"exited {server.proc.poll()}"
+            assert reply is not None, f"no reply to {name}; the server {state}; stderr: {server.stderr[-500:]!r}"
+            assert "result" in reply and "\\udcff" not in json.dumps(reply)  # no lone surrogate on the wire
         assert server.wait_for(server.request("ping"), timeout=5) is not None
         assert server.proc.poll() is None
 
@@ -1828,36 +1491,22 @@ IGNORE_FILES = {
     "star-and-bracket": "*\n[\n",
     "reversed-range": "[z-a]\n",
 }
-RG_IGNORE_FAILS = {
-    "star": "rg walks nothing ('No files were searched', exit 2) though a.txt is tracked",
-    "star-and-bracket": "rg rejects the '[' line and jitctx reports it as \"invalid regex 'hello'\"",
-    "reversed-range": "a '[z-a]' line (git accepts it) fails with 'listing tracked files failed'",
-}
 
 
 def _ignore_params():
     for name in IGNORE_FILES:
         for backend in ("rg", "python"):
             for mode in ("files", "content"):
-                marks = [xfail(11, RG_IGNORE_FAILS[name])] if backend == "rg" else []
-                yield pytest.param(
-                    name, backend, mode, id=f"{name}-{backend}-{mode}", marks=marks
-                )
+                yield pytest.param(name, backend, mode, id=f"{name}-{backend}-{mode}")
 
 
 @pytest.mark.parametrize(("ignore", "backend", "mode"), list(_ignore_params()))
-def test_case11_ordinary_ignore_files_do_not_break_grep(
-    tmp_path, ignore, backend, mode
-):
+def test_case11_ordinary_ignore_files_do_not_break_grep(tmp_path, ignore, backend, mode):
     """A tracked a.txt under a .gitignore of '*' (plus an odd line): grep finds it with both backends,
     and never blames the user's pattern for the repository's ignore file."""
-    root = _plain_repo(
-        tmp_path / "repo", {"a.txt": "hello\n", "sub/b.txt": "hello too\n"}
-    )
+    root = _plain_repo(tmp_path / "repo", {"a.txt": "hello\n", "sub/b.txt": "hello too\n"})
     (root / ".gitignore").write_text(IGNORE_FILES[ignore])
-    code, out = cli(
-        "grep", "hello", "--backend", backend, "--mode", mode, "--root", str(root)
-    )
+    code, out = cli("grep", "hello", "--backend", backend, "--mode", mode, "--root", str(root))
     assert "invalid regex" not in out
     assert code == 0 and "a.txt" in out and "sub/b.txt" in out, out
 
@@ -1889,39 +1538,21 @@ def _assert_escaped(text: str) -> None:
     [
         pytest.param(
             "glob",
-            marks=xfail(
-                12, "control characters in file names print raw in glob's text"
-            ),
         ),
         pytest.param(
             "grep-files",
-            marks=xfail(
-                12, "control characters in file names print raw in grep's text"
-            ),
         ),
         pytest.param(
             "grep-content",
-            marks=xfail(
-                12, "control characters in file names print raw in grep's text"
-            ),
         ),
         pytest.param(
             "head",
-            marks=xfail(
-                12, "control characters in a file name print raw in head's header"
-            ),
         ),
         pytest.param(
             "tool-glob",
-            marks=xfail(
-                12, "control characters in file names print raw in the tool text"
-            ),
         ),
         pytest.param(
             "mcp-grep",
-            marks=xfail(
-                12, "control characters in file names print raw in the MCP text content"
-            ),
         ),
     ],
 )
@@ -1932,15 +1563,11 @@ def test_case12_control_characters_in_names_are_escaped(tmp_path, surface):
     elif surface.startswith("grep"):
         text = cli("grep", "greet", "--mode", surface[5:], "--root", str(root))[1]
     elif surface == "head":
-        text = "".join(
-            cli("head", name, "--root", str(root))[1] for name in SPOOF_NAMES
-        )
+        text = "".join(cli("head", name, "--root", str(root))[1] for name in SPOOF_NAMES)
     elif surface == "tool-glob":
         from jitctx.tools import dispatch
 
-        text = dispatch(
-            "glob", {"pattern": "*"}, workspace=_workspace(root, max_tokens=4000)
-        ).text
+        text = dispatch("glob", {"pattern": "*"}, workspace=_workspace(root, max_tokens=4000)).text
     else:
         from hostile_support import run_async
         from mcp import Client
@@ -1948,16 +1575,8 @@ def test_case12_control_characters_in_names_are_escaped(tmp_path, surface):
         from jitctx.adapters.mcp import build_server
 
         async def main():
-            async with Client(
-                build_server(
-                    workspace=_workspace(root, max_tokens=4000), poll=None
-                ).server
-            ) as c:
-                return (
-                    (await c.call_tool("grep", {"pattern": "greet", "mode": "content"}))
-                    .content[0]
-                    .text
-                )
+            async with Client(build_server(workspace=_workspace(root, max_tokens=4000), poll=None).server) as c:
+                return (await c.call_tool("grep", {"pattern": "greet", "mode": "content"})).content[0].text
 
         text = run_async(main)
     _assert_escaped(text)
@@ -2007,15 +1626,10 @@ def test_case12_grep_leaves_no_temp_files(tmp_path, where, backend):
         pytest.param(
             "inside-repo",
             "SIGKILL",
-            marks=xfail(
-                12,
-                "the rg deny list is a temp file in TMPDIR, here inside the served tree",
-            ),
         ),
         pytest.param(
             "outside-repo",
             "SIGTERM",
-            marks=xfail(12, "SIGTERM mid-grep leaves jitctx-deny-*.ignore in TMPDIR"),
         ),
         ("outside-repo", "SIGINT"),
     ],

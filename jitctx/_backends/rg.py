@@ -39,7 +39,7 @@ from ..errors import BackendError, QueryError
 from ..refs import Skipped
 from ..text import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
-from .rgwalk import Extras, configured_excludes, tracked_extras
+from .rgwalk import Extras, tracked_extras
 from .scope import Scope
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
@@ -212,9 +212,12 @@ class RgBackend:
             args += ["--no-ignore-dot", "-g", "!.git"]
             if deny_file:
                 args += ["--ignore-file", deny_file]
-            if self._excludes and not spec.include_ignored:
+            blocking = scope.repo.blocking_rules() is not None
+            if self._excludes and not spec.include_ignored and not blocking:
                 args += ["--ignore-file", self._excludes]  # after the deny file: git's excludes win over its '!allow' lines
-            if spec.include_ignored:
+            if spec.include_ignored or blocking:
+                # an ignore file rg would block on (a FIFO): rg reads none, and its
+                # output is held to the universe (listed by walking) afterwards
                 args += ["--no-ignore-vcs", "--no-ignore-exclude", "--no-ignore-global", "--no-ignore-parent"]
             elif not scope.repo.is_git:
                 args.append("--no-require-git")
@@ -343,7 +346,7 @@ class RgBackend:
         if spec.file is not None:
             return self._count_file(scope)
         out = Outcome()
-        self._excludes = configured_excludes(repo) if repo.is_git else None
+        self._excludes = repo.configured_excludes() if repo.is_git else None
         with ThreadPoolExecutor(max_workers=1) as pool:
             # git's side of the universe, listed while rg walks
             extras = pool.submit(tracked_extras, scope, self._excludes) if repo.is_git else None
@@ -356,6 +359,9 @@ class RgBackend:
                 counts, skipped, cut = self._counts(scope, self._args(scope, self._deny_file(scope), traverse=True), targets)
             known = extras.result() if extras is not None else Extras()
         scope.tracked_listing = known.listing  # reused by an empty result's notice
+        if repo.blocking_rules() is not None and not spec.include_ignored:
+            universe = set(scope.files())
+            counts = {p: n for p, n in counts.items() if p in universe}
         keep = spec.keep
         prefix = spec.prefix
         denied = scope.denied_among(list(counts))  # rg was told not to read them; never trust, check

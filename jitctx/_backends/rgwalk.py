@@ -24,7 +24,7 @@ from ..policy import read_small
 from ..repo import Repo
 from .scope import Scope
 
-__all__ = ["Extras", "configured_excludes", "tracked_extras"]
+__all__ = ["Extras", "tracked_extras"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -44,28 +44,6 @@ class Extras:
 
 def _decoded(entries) -> list[str]:
     return [e.decode("utf-8", "surrogateescape") for e in entries if e]
-
-
-def configured_excludes(repo: Repo) -> str | None:
-    """``core.excludesFile`` when some config file sets it (any level), else ``None``.
-
-    ``git config`` is only run when a config file mentions ``excludesFile``
-    (spawning git costs CPU that rg, busy on both cores, would feel). rg
-    itself reads only the global setting, so a repository-level one is
-    passed to it as an ``--ignore-file``.
-    """
-    git = repo.git
-    configs = [git.common_dir / "config"] if git is not None else []
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
-    configs += [xdg / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
-    if os.environ.get("GIT_CONFIG_GLOBAL"):
-        configs.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
-    for c in configs:
-        text = (read_small(c, 16 << 20) or "").lower()
-        if "excludesfile" in text or "[include" in text:
-            value = gitcmd.config_get(repo.root, "core.excludesFile", path=True)
-            return os.path.expanduser(value) if value else None
-    return None
 
 
 def _exclude_files(repo: Repo, configured: str | None) -> list[Path]:
