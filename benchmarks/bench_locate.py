@@ -11,7 +11,7 @@ by each method, the methods one after the other on the same task. Methods:
   its parent gets an SQLite FTS5 index (``unicode61`` tokenizer, no
   stemming) of its tracked text files, one document per file: its path, a
   newline, its contents (SWE-bench's "file name and contents"); built once
-  and kept next to the repository (``<sha>.bm25.sqlite``). The task's words
+  and kept next to the repository (``<sha>.bm25-v2.sqlite``). The task's words
   are OR-ed into one query, files ranked by FTS5's ``bm25()``, and the
   window filled with whole files (``==> path <==`` and the contents) in rank
   order up to the budget; a file that does not fit whole is skipped, as a
@@ -63,6 +63,7 @@ METHODS = ("bm25", "bm25-all", "jitctx")
 BINARY_PROBE = 8000  # bytes searched for a NUL, as git does
 RANKED = 200  # bm25 candidates considered for the window
 MIN_FILE_TOKENS = 20  # the window is full when less is left
+INDEX_VERSION = 2  # in the index file name: a new schema builds anew
 _LABEL = re.compile(r"^==> (.+?)(?::\d+-\d+| \([^)]*\))? <==$", re.MULTILINE)
 _SECTION = re.compile(r"^\[([A-Z][A-Za-z ]*)\]$", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+")  # what unicode61 keeps as a token
@@ -101,7 +102,7 @@ class Bm25:
         self.build_seconds: list[float] = []
 
     def _index(self, root: Path) -> sqlite3.Connection:
-        db = root.with_name(root.name + ".bm25.sqlite")
+        db = root.with_name(f"{root.name}.bm25-v{INDEX_VERSION}.sqlite")
         if not db.exists():
             t = time.perf_counter()
             tmp = db.with_suffix(".tmp")
@@ -321,6 +322,23 @@ def _table(summary: dict[str, dict[str, dict]]) -> str:
     return "\n".join(lines[:1] + ["-" * len(lines[0])] + lines[1:])
 
 
+def gold_tokens(tasks: list[dict], data: Path, enc) -> dict[str, list[int]]:
+    """Each task's gold files, whole, in tokens (as the bm25 window counts them): what a window of whole files can hold."""
+    out = {}
+    for t in tasks:
+        root = data / t["root"]
+        out[t["id"]] = [
+            len(
+                enc.encode(
+                    f"==> {g} <==\n" + (root / g).read_text("utf-8", "replace"),
+                    disallowed_special=(),
+                )
+            )
+            for g in t["gold"]
+        ]
+    return out
+
+
 def run_all(tasks: list[dict], runners: dict, data: Path) -> dict[str, list[dict]]:
     """Every task by every method, methods back to back on each task."""
     results: dict[str, list[dict]] = {m: [] for m in runners}
@@ -344,8 +362,8 @@ def run_all(tasks: list[dict], runners: dict, data: Path) -> dict[str, list[dict
                 **r,
             }
             row["files"] = r["files"][:10]
-            if "ranked" in r:
-                row["rank"] = score(r["ranked"], t["gold"])
+            if isinstance(runner, Bm25):  # its ranking too, budget aside
+                row["rank"] = score(r.get("ranked", []), t["gold"])
             results[m].append(row)
             marks.append(
                 f"{m}={'1' if row['hit1'] else '5' if row['hit5'] else '-'}{'!' if r.get('error') else ''}"
@@ -404,7 +422,7 @@ def main(argv: list[str] | None = None) -> int:
         ]
     tasks = tasks[: args.limit] if args.limit else tasks
 
-    enc = _encoding() if any(m.startswith("bm25") for m in methods) else None
+    enc = _encoding()
     runners: dict = {}
     config: dict = {
         "budget": args.budget,
@@ -430,7 +448,7 @@ def main(argv: list[str] | None = None) -> int:
     summary: dict[str, dict[str, dict]] = {}
     for key in (None, "rank"):
         for m, rows in results.items():
-            if key and not all(key in r for r in rows):
+            if key and not all(key in r for r in rows[:1]):
                 continue
             repos = sorted({r["repo"] for r in rows})
             by_repo = {
@@ -446,6 +464,12 @@ def main(argv: list[str] | None = None) -> int:
     print(
         "(<method>:rank = the first files of the BM25 ranking itself, ignoring the budget: not a window)"
     )
+    sizes = gold_tokens(tasks, args.data, enc)
+    fit = sum(1 for v in sizes.values() if min(v) <= args.budget)
+    print(
+        f"tasks with a gold file that fits {args.budget:,} tokens whole: {fit} of {len(tasks)} ({fit / max(1, len(tasks)):.1%})"
+    )
+    config["gold_fits_whole"] = fit
     builds = [x for r in runners.values() for x in getattr(r, "build_seconds", [])]
     if builds:
         print(
@@ -453,7 +477,15 @@ def main(argv: list[str] | None = None) -> int:
         )
     out = args.out or args.data / "report.json"
     out.write_text(
-        json.dumps({"config": config, "summary": summary, "results": results}, indent=1)
+        json.dumps(
+            {
+                "config": config,
+                "summary": summary,
+                "gold_tokens": sizes,
+                "results": results,
+            },
+            indent=1,
+        )
         + "\n"
     )
     print(f"report: {out}")
