@@ -13,7 +13,8 @@ date. Then a few untracked files and some ignored by the trees' real rules
 ``**/test_package/build/``) are added, so the universe is not only tracked
 files.
 
-Sources (snapshots used for docs/benchmarks.md; 100,776 tracked files)::
+Sources (snapshots used for docs/benchmarks.md; tree entries, 100,776 in all; the
+folly snapshot lacks one 4 MiB+ blob, so 100,775 are tracked, with git's submodule)::
 
     fetch github:ansible/ansible               # c9ac477e53a9  5,053 files
     fetch github:conan-io/conan-center-index   # e9075254bbd8 14,535
