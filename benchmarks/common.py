@@ -6,6 +6,7 @@ import os
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -56,3 +57,74 @@ def fmt_ms(s: float) -> str:
 
 def python() -> str:
     return sys.executable
+
+
+def export_tree(
+    git_dir: Path | str, commit: str, dest: Path, *, mtime: float | None = None
+) -> tuple[int, list[str]]:
+    """Write the tree of ``commit`` from a bare git directory into ``dest``.
+
+    Returns the number of files written and the paths whose blobs the git
+    directory lacks (snapshots may omit files of 4 MiB and more): those are
+    not written.
+
+    Blobs are written as committed (no eol or filter conversion), symlinks as
+    symlinks, executables with their mode, submodules as empty folders (an
+    uninitialised checkout). Unlike ``git archive``, no ``export-ignore`` or
+    ``export-subst`` attribute applies: the files are exactly the tree's.
+    ``mtime`` (epoch seconds) is given to every file, for stable listings.
+    """
+    git = ["git", "--git-dir", str(git_dir)]
+    listing = subprocess.run(
+        [*git, "ls-tree", "-r", "-z", "--full-tree", commit],
+        capture_output=True,
+        check=True,
+    ).stdout
+    entries = []
+    for rec in listing.split(b"\0"):
+        if rec:
+            meta, path = rec.split(b"\t", 1)
+            mode, kind, sha = meta.split()
+            entries.append((mode, kind, sha, os.fsdecode(path)))
+    blobs = [e for e in entries if e[1] == b"blob"]
+    cat = subprocess.Popen(
+        [*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+
+    def feed() -> (
+        None
+    ):  # in a thread: git's output pipe would fill while we write the requests
+        cat.stdin.write(b"".join(e[2] + b"\n" for e in blobs))
+        cat.stdin.close()
+
+    feeder = threading.Thread(target=feed)
+    feeder.start()
+    made: set[Path] = set()
+    missing: list[str] = []
+    for mode, _, _, path in blobs:
+        header = cat.stdout.readline().split()
+        if header[1] == b"missing":
+            missing.append(path)
+            continue
+        size = int(header[2])
+        data = cat.stdout.read(size)
+        cat.stdout.read(1)  # the newline after each object
+        target = dest / path
+        if target.parent not in made:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            made.add(target.parent)
+        if mode == b"120000":
+            os.symlink(os.fsdecode(data), target)
+            continue
+        target.write_bytes(data)
+        if mode == b"100755":
+            target.chmod(0o755)
+        if mtime is not None:
+            os.utime(target, (mtime, mtime))
+    feeder.join()
+    if cat.wait() != 0:
+        raise RuntimeError(f"git cat-file failed in {git_dir}")
+    for _, kind, _, path in entries:
+        if kind == b"commit":
+            (dest / path).mkdir(parents=True, exist_ok=True)
+    return len(blobs) - len(missing), missing
