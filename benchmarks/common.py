@@ -59,9 +59,7 @@ def python() -> str:
     return sys.executable
 
 
-def export_tree(
-    git_dir: Path | str, commit: str, dest: Path, *, mtime: float | None = None
-) -> tuple[int, list[str]]:
+def export_tree(git_dir: Path | str, commit: str, dest: Path, *, mtime: float | None = None) -> tuple[int, list[str]]:
     """Write the tree of ``commit`` from a bare git directory into ``dest``.
 
     Returns the number of files written and the paths whose blobs the git
@@ -87,13 +85,9 @@ def export_tree(
             mode, kind, sha = meta.split()
             entries.append((mode, kind, sha, os.fsdecode(path)))
     blobs = [e for e in entries if e[1] == b"blob"]
-    cat = subprocess.Popen(
-        [*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE
-    )
+    cat = subprocess.Popen([*git, "cat-file", "--batch"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
 
-    def feed() -> (
-        None
-    ):  # in a thread: git's output pipe would fill while we write the requests
+    def feed() -> None:  # in a thread: git's output pipe would fill while we write the requests
         cat.stdin.write(b"".join(e[2] + b"\n" for e in blobs))
         cat.stdin.close()
 

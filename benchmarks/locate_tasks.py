@@ -72,9 +72,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 
 from common import export_tree
 
-DATA = Path(
-    os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data"
-)
+DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data")
 MIRRORS_ENV = "JITCTX_LOCATE_MIRRORS"
 MIN_FILES = 100
 SOURCE_EXT = {
@@ -188,11 +186,7 @@ def kind(path: str) -> str:
     p = PurePosixPath(path)
     parts = [s.lower() for s in p.parts[:-1]]
     name = p.name.lower()
-    if (
-        any(s in TEST_DIRS for s in parts)
-        or name == "conftest.py"
-        or re.search(r"(^|[._-])tests?([._-]|$)", name)
-    ):
+    if any(s in TEST_DIRS for s in parts) or name == "conftest.py" or re.search(r"(^|[._-])tests?([._-]|$)", name):
         return "test"
     if any(s in DOC_DIRS for s in parts) or p.suffix.lower() in DOC_EXT:
         return "doc"
@@ -210,9 +204,7 @@ def mask(message: str, touched: list[str]) -> str:
     lines = [ln for ln in message.splitlines() if not TRAILER.search(ln)]
     text = "\n".join(lines).strip()
     for name in sorted(filter(None, names), key=len, reverse=True):
-        text = re.sub(
-            rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", MASK, text
-        )
+        text = re.sub(rf"(?<![A-Za-z0-9_]){re.escape(name)}(?![A-Za-z0-9_])", MASK, text)
     return text
 
 
@@ -258,19 +250,11 @@ def eligible(git_dir: Path, c: dict) -> dict | None:
         return None
     subject = c["message"].splitlines()[0] if c["message"] else ""
     task = mask(c["message"], sorted(kinds))
-    if (
-        SKIP_SUBJECT.search(subject)
-        or len(re.findall(r"\w+", task.replace(MASK, ""))) < 6
-    ):
+    if SKIP_SUBJECT.search(subject) or len(re.findall(r"\w+", task.replace(MASK, ""))) < 6:
         return None
-    if not git(
-        git_dir, "diff", "-w", "--numstat", c["parent"], c["commit"], "--", *gold
-    ).strip():
+    if not git(git_dir, "diff", "-w", "--numstat", c["parent"], c["commit"], "--", *gold).strip():
         return None
-    if (
-        len(git(git_dir, "ls-tree", "-r", "--name-only", c["parent"]).splitlines())
-        < MIN_FILES
-    ):
+    if len(git(git_dir, "ls-tree", "-r", "--name-only", c["parent"]).splitlines()) < MIN_FILES:
         return None
     return {"gold": gold, "touched": sorted(kinds), "task": task}
 
@@ -278,13 +262,7 @@ def eligible(git_dir: Path, c: dict) -> dict | None:
 def sample(git_dir: Path, repo: str, n: int, seed: int) -> list[dict]:
     """``n`` eligible commits spread over the history (one a stratum), oldest first."""
     since = HISTORY_FROM.get(repo)
-    start = (
-        datetime.datetime.fromisoformat(since)
-        .replace(tzinfo=datetime.timezone.utc)
-        .timestamp()
-        if since
-        else 0
-    )
+    start = datetime.datetime.fromisoformat(since).replace(tzinfo=datetime.timezone.utc).timestamp() if since else 0
     commits = [c for c in history(git_dir) if c["date"] >= start]
     rng = random.Random(f"{seed}:{repo}")
     # Cheap rules first over all commits, the costly ones (git calls) only on strata draws.
@@ -305,11 +283,7 @@ def sample(git_dir: Path, repo: str, n: int, seed: int) -> list[dict]:
 def _cheap_ok(c: dict) -> bool:
     kinds = [kind(st[1]) for st in c["status"]]
     subject = c["message"].splitlines()[0] if c["message"] else ""
-    return (
-        1 <= kinds.count("source") <= 3
-        and "other" not in kinds
-        and not SKIP_SUBJECT.search(subject)
-    )
+    return 1 <= kinds.count("source") <= 3 and "other" not in kinds and not SKIP_SUBJECT.search(subject)
 
 
 def materialize(git_dir: Path, parent: str, dest: Path) -> None:
@@ -322,9 +296,7 @@ def materialize(git_dir: Path, parent: str, dest: Path) -> None:
     mtime = int(git(git_dir, "log", "-1", "--format=%ct", parent))
     export_tree(git_dir, parent, tmp, mtime=mtime)
     git(None, "-c", "init.defaultBranch=main", "init", "-q", cwd=tmp)
-    (tmp / ".git/info/attributes").write_text(
-        "* -text -filter -ident\n"
-    )  # blobs as committed
+    (tmp / ".git/info/attributes").write_text("* -text -filter -ident\n")  # blobs as committed
     git(None, "add", "-A", "-f", cwd=tmp)
     git(
         None,
@@ -358,9 +330,7 @@ def main(argv: list[str] | None = None) -> int:
         type=Path,
         help=f"bare git directories (default: ${MIRRORS_ENV})",
     )
-    ap.add_argument(
-        "--per-repo", type=int, default=30, help="tasks per repository (default 30)"
-    )
+    ap.add_argument("--per-repo", type=int, default=30, help="tasks per repository (default 30)")
     ap.add_argument("--seed", type=int, default=1)
     ap.add_argument(
         "--data",
@@ -395,9 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             )
         print(f"{repo}: {len(picked)} tasks", flush=True)
     keep = {t["root"] for t in tasks}
-    for old in args.data.glob(
-        "*/*"
-    ):  # tasks no longer sampled: their repository and what sits beside it
+    for old in args.data.glob("*/*"):  # tasks no longer sampled: their repository and what sits beside it
         if f"{old.parent.name}/{old.name.split('.')[0]}" not in keep:
             shutil.rmtree(old) if old.is_dir() else old.unlink()
     out = args.data / "tasks.jsonl"

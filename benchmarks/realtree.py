@@ -58,9 +58,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from common import export_tree
 
 VERSION = 2  # bump when the build or the extras change
-DATA = Path(
-    os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data"
-)
+DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data")
 MIRRORS_ENV = "JITCTX_REALTREE_MIRRORS"
 DATE = "1700000000 +0000"
 EXTRAS_MTIME = 1_790_000_000  # newer than every source tree's commit: work in progress
@@ -83,12 +81,8 @@ def _git(*args: str, cwd: Path | None = None, git_dir: Path | None = None) -> st
         "gc.auto=0",
         "maintenance.auto=false",
     ]
-    pre = ["git", *(x for c in cfg for x in ("-c", c))] + (
-        ["--git-dir", str(git_dir)] if git_dir else []
-    )
-    return subprocess.run(
-        [*pre, *args], cwd=cwd, env=ENV, capture_output=True, text=True, check=True
-    ).stdout.strip()
+    pre = ["git", *(x for c in cfg for x in ("-c", c))] + (["--git-dir", str(git_dir)] if git_dir else [])
+    return subprocess.run([*pre, *args], cwd=cwd, env=ENV, capture_output=True, text=True, check=True).stdout.strip()
 
 
 def folder_name(mirror: Path) -> str:
@@ -175,15 +169,9 @@ def build(dest: Path, srcs: list[dict]) -> None:
     shutil.rmtree(tmp, ignore_errors=True)
     tmp.mkdir(parents=True)
     for s in srcs:
-        mtime = int(
-            _git("log", "-1", "--format=%ct", s["commit"], git_dir=Path(s["mirror"]))
-        )
-        n, s["missing"] = export_tree(
-            s["mirror"], s["commit"], tmp / s["folder"], mtime=mtime
-        )
-        lacking = (
-            f" (the mirror lacks {', '.join(s['missing'])})" if s["missing"] else ""
-        )
+        mtime = int(_git("log", "-1", "--format=%ct", s["commit"], git_dir=Path(s["mirror"])))
+        n, s["missing"] = export_tree(s["mirror"], s["commit"], tmp / s["folder"], mtime=mtime)
+        lacking = f" (the mirror lacks {', '.join(s['missing'])})" if s["missing"] else ""
         print(
             f"  {s['folder']:<22} {s['commit'][:12]}  {n:>6,} files{lacking}",
             flush=True,
@@ -191,9 +179,7 @@ def build(dest: Path, srcs: list[dict]) -> None:
     _git("-c", "init.defaultBranch=main", "init", "-q", cwd=tmp)
     # No eol or filter conversion while adding (the trees' .gitattributes would apply): blobs stay as committed.
     (tmp / ".git/info/attributes").write_text("* -text -filter -ident\n")
-    _git(
-        "add", "-A", "-f", cwd=tmp
-    )  # -f: files the trees track under their own ignore rules stay tracked
+    _git("add", "-A", "-f", cwd=tmp)  # -f: files the trees track under their own ignore rules stay tracked
     for s in srcs:  # submodule entries, as in the source trees
         raw = _git("ls-tree", "-r", "-z", s["commit"], git_dir=Path(s["mirror"]))
         for rec in filter(None, raw.split("\0")):
@@ -218,13 +204,9 @@ def build(dest: Path, srcs: list[dict]) -> None:
     for s in srcs:
         got = _git("rev-parse", f"HEAD:{s['folder']}", cwd=tmp)
         if got != s["tree"] and not s["missing"]:
-            raise SystemExit(
-                f"{s['folder']}: tree {got} differs from the source's {s['tree']}"
-            )
+            raise SystemExit(f"{s['folder']}: tree {got} differs from the source's {s['tree']}")
     _extras(tmp)
-    (tmp / ".git/jitctx-realtree.json").write_text(
-        json.dumps(_manifest(srcs), indent=1) + "\n"
-    )
+    (tmp / ".git/jitctx-realtree.json").write_text(json.dumps(_manifest(srcs), indent=1) + "\n")
     if dest.exists():
         shutil.rmtree(dest)
     tmp.rename(dest)
