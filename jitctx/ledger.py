@@ -1,8 +1,7 @@
 """Staleness: what was delivered to the agent, and whether it changed since.
 
 Owns the ledger of delivered files (preload blocks, head/tail reads, just-in-
-time instructions) with their content hash and HEAD, the :class:`Delivered`
-value a primitive returns for each file it showed, and judging staleness by
+time instructions) with their content hash and HEAD, and judging staleness by
 content (a pure function, :func:`judge`; a file rewritten with the same bytes
 is not stale). Thread-safe. Does not own noticing changes as they happen
 (``watcher``), which HEAD counts as "moved" for a session, or refreshing the
@@ -18,7 +17,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-__all__ = ["MISSING", "Delivered", "Delivery", "Ledger", "Seen", "hash_file", "judge", "observe", "stat_sig"]
+from .refs import Delivered
+
+__all__ = ["MISSING", "Delivery", "Ledger", "Seen", "hash_file", "judge", "observe", "stat_sig"]
 
 HASH_LIMIT = 8 * 1024 * 1024  # larger files are judged by size, mtime, inode and ctime only
 RACY_NS = 2_000_000_000  # a file written this close to when it was hashed is re-hashed (coarse clocks)
@@ -61,21 +62,6 @@ class Seen:
 
 
 MISSING = Seen(False)
-
-
-@dataclass(frozen=True, slots=True)
-class Delivered:
-    """What a primitive showed the agent, for the session to record.
-
-    ``path``: repo-relative name as shown; ``real``: the file it resolved
-    to; ``kind``: preload | read | instructions; ``named``: the absolute
-    path as named when a symlink made it differ from ``real``.
-    """
-
-    path: str
-    real: Path
-    kind: str
-    named: Path | None = None
 
 
 @dataclass(frozen=True, slots=True)

@@ -17,10 +17,9 @@ from collections.abc import Callable
 
 from .errors import QueryError
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
-from .ledger import Delivered
 from .policy import PathPolicy
 from .redact import redaction_note
-from .refs import mtime_of
+from .refs import Delivered, mtime_of
 from .tokens import Tokenizer, fit_lines
 
 __all__ = ["NESTED_TOKENS", "NestedInstructions"]

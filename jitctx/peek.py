@@ -15,10 +15,9 @@ from dataclasses import dataclass, replace
 from typing import BinaryIO
 
 from .errors import PathError
-from .ledger import Delivered
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
-from .refs import Excerpt, Result, mtime_of
+from .refs import Delivered, Excerpt, Result, mtime_of
 from .render import render_text, slim_instructions
 from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial

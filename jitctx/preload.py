@@ -23,11 +23,10 @@ from dataclasses import dataclass
 from typing import Any
 
 from .instructions import Candidate, count_memo, pick_instruction, pick_readme
-from .ledger import Delivered
 from .policy import PathPolicy
 from .query import check_count
 from .redact import redaction_note
-from .refs import mtime_of
+from .refs import Delivered, mtime_of
 from .tokens import Tokenizer, fit_lines
 
 __all__ = ["Covered", "Preload", "PreloadFile", "preload"]

@@ -95,7 +95,6 @@ def check_choice(name: str, value: object, choices: tuple[str, ...]) -> str:
 # -- parameter definitions ------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class Arg:
     """How one parameter is described and bounded on every surface.
 
@@ -108,17 +107,27 @@ class Arg:
     offers it. ``metavar``: the CLI's placeholder.
     """
 
-    doc: str
-    flags: tuple[str, ...] = ()
-    minimum: float | None = None
-    maximum: float | None = None
-    clamp: bool = False
-    schema_minimum: int | None = None
-    schema_maximum: int | None = None
-    choices: tuple[str, ...] = ()
-    tool: bool = True
-    cli: bool = True
-    metavar: str | None = None
+    __slots__ = ("choices", "clamp", "cli", "doc", "flags", "maximum", "metavar", "minimum", "schema_maximum", "schema_minimum", "tool")
+
+    def __init__(
+        self,
+        doc: str,
+        flags: tuple[str, ...] = (),
+        *,
+        minimum: float | None = None,
+        maximum: float | None = None,
+        clamp: bool = False,
+        schema_minimum: int | None = None,
+        schema_maximum: int | None = None,
+        choices: tuple[str, ...] = (),
+        tool: bool = True,
+        cli: bool = True,
+        metavar: str | None = None,
+    ) -> None:
+        # a plain class, like Param: every CLI call builds these, and a dataclass costs ~1 ms to define
+        self.doc, self.flags, self.minimum, self.maximum, self.clamp = doc, flags, minimum, maximum, clamp
+        self.schema_minimum, self.schema_maximum, self.choices = schema_minimum, schema_maximum, choices
+        self.tool, self.cli, self.metavar = tool, cli, metavar
 
 
 def arg(doc: str, default: object = MISSING, **kw: object):
@@ -127,18 +136,18 @@ def arg(doc: str, default: object = MISSING, **kw: object):
     return field(metadata=meta) if default is MISSING else field(default=default, metadata=meta)
 
 
-@dataclass(frozen=True, slots=True)
 class Param:
     """One parameter as the surfaces see it: ``kind`` is ``str``, ``int``,
     ``float``, ``bool`` or ``strs`` (a list of strings); ``nullable`` means
     ``None`` is a value of its own (not just "the default")."""
 
-    name: str
-    kind: str
-    default: object
-    required: bool
-    nullable: bool
-    arg: Arg
+    __slots__ = ("arg", "default", "kind", "name", "nullable", "required")
+
+    def __init__(self, name: str, kind: str, default: object, required: bool, nullable: bool, arg: Arg) -> None:
+        self.name, self.kind, self.default, self.required, self.nullable, self.arg = name, kind, default, required, nullable, arg
+
+    def with_default(self, default: object) -> Param:
+        return Param(self.name, self.kind, default, self.required, self.nullable, self.arg)
 
 
 _KINDS = {"str": "str", "int": "int", "float": "float", "bool": "bool", "tuple[str, ...]": "strs"}

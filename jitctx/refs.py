@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field, fields
+from pathlib import Path
 
-__all__ = ["Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]
+__all__ = ["Delivered", "Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,3 +169,18 @@ class Result:
             d[f.name] = v
         d.update(self.extra)
         return d
+
+
+@dataclass(frozen=True, slots=True)
+class Delivered:
+    """What a primitive showed the agent, for the session to record.
+
+    ``path``: repo-relative name as shown; ``real``: the file it resolved
+    to; ``kind``: preload | read | instructions; ``named``: the absolute
+    path as named when a symlink made it differ from ``real``.
+    """
+
+    path: str
+    real: Path
+    kind: str
+    named: Path | None = None

@@ -13,7 +13,6 @@ import os
 import threading
 from dataclasses import dataclass, replace
 
-from .ledger import Ledger
 from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import FindQuery, HeadQuery, SearchQuery, TailQuery, check_tokens
@@ -21,6 +20,10 @@ from .redact import redact_result
 from .refs import Result
 from .repo import Repo, find_root
 from .tokens import DEFAULT_ENCODING, Tokenizer
+
+TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from .ledger import Ledger
 
 __all__ = ["Refreshed", "Workspace"]
 
@@ -54,12 +57,23 @@ class Workspace:
         self.encoding = encoding
         self._tokenizer = tokenizer
         self._lock = threading.RLock()
-        self.ledger = Ledger()  # what this session delivered
+        self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
         self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
         self._preload_args: dict | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
+
+    @property
+    def ledger(self) -> Ledger:
+        """What this session delivered (:class:`jitctx.ledger.Ledger`)."""
+        if self._ledger is None:
+            from .ledger import Ledger
+
+            with self._lock:
+                if self._ledger is None:
+                    self._ledger = Ledger()
+        return self._ledger
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -193,7 +207,7 @@ class Workspace:
         with self._lock:
             full = full or head != self._checked_head  # HEAD moved since the last look: re-hash everything
             self._checked_head = head
-            return self.ledger.check(head, full=full)
+            return [] if self._ledger is None else self._ledger.check(head, full=full)
 
     def refresh(self):
         """Start over at a boundary the caller chooses: re-render the prefix, clear ``stale``.

@@ -40,8 +40,8 @@ def fake_preload(monkeypatch):
     calls: list[dict] = []
 
     def preload(policy, tokenizer, *, cwd=None, budget=8000, readme_budget=2000, fallbacks=(), head=None):
-        from jitctx.ledger import Delivered
         from jitctx.preload import Covered
+        from jitctx.refs import Delivered
 
         calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
         p = policy.root / "AGENTS.md"

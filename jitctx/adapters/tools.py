@@ -19,7 +19,7 @@ compact text a model reads; the default content of a tool result) and
 import json
 import os
 import threading
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
 from ..query import MAX_TOKENS, FindQuery, HeadQuery, Param, SearchQuery, TailQuery, params
@@ -129,7 +129,7 @@ _TOOLS = (
         'Example: {"path": "CHANGELOG.md", "n": 30}',
     ),
 )
-_TOOL_MAX_TOKENS = replace(MAX_TOKENS, default=DEFAULT_MAX_TOKENS)
+_TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
 TOOLS: dict[str, ToolSpec] = {name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS)) for name, query, description in _TOOLS}
 
