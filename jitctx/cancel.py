@@ -14,11 +14,9 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
-from typing import TypeVar
 
 __all__ = ["call", "cancelled", "current", "running"]
 
-_T = TypeVar("_T")
 _current: ContextVar[threading.Event | None] = ContextVar("jitctx_cancel", default=None)
 
 
@@ -42,7 +40,7 @@ def running(token: threading.Event) -> Iterator[None]:
         _current.reset(reset)
 
 
-def call(token: threading.Event, fn: Callable[..., _T], *args: object, **kwargs: object) -> _T:
+def call(token: threading.Event, fn: Callable[..., object], *args: object, **kwargs: object) -> object:
     """``fn(*args, **kwargs)`` under ``token`` (for a worker thread)."""
     with running(token):
         return fn(*args, **kwargs)

@@ -17,8 +17,8 @@ import stat as _stat
 import time
 
 from . import cancel
-from ._backends import SearchBackend, Spec
-from ._backends.scope import Scope
+from ._backends import Spec
+from ._backends.scope import Scope, SearchBackend
 from .errors import PathError, QueryError
 from .match import compile_glob
 from .policy import Opener, PathPolicy

@@ -1,8 +1,8 @@
 """Search backends: the seam between ``search`` and a regex engine.
 
-Owns the values a backend receives (``Spec``, with the request's ``Scope``)
-and returns (``Outcome``, ``Match``), the ``SearchBackend`` protocol and
-the one regex-syntax fact both need (where a group is left open). Does
+Owns the values a backend receives (``Spec``) and returns (``Outcome``,
+``Match``) and the one regex-syntax fact both need (where a group is left
+open); the engine interface over a request's files is ``scope.SearchBackend``. Does
 not own picking a backend (``search``), paging, context lines, long-line
 windows or notices (those are ``search``'s, shared by every backend so both
 give the same results), nor the file universe (``repo``) or the deny list
@@ -19,14 +19,10 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
 
 from ..refs import Skipped
 
-if TYPE_CHECKING:
-    from .scope import Scope
-
-__all__ = ["Match", "Outcome", "SearchBackend", "Spec", "unclosed_group"]
+__all__ = ["Match", "Outcome", "Spec", "unclosed_group"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -92,21 +88,6 @@ class Outcome:
     denied: int | None = None
     skipped: list[Skipped] = field(default_factory=list)
     timed_out: bool = False
-
-
-class SearchBackend(Protocol):
-    """An interchangeable regex engine over the file universe of a ``Scope``."""
-
-    name: str
-
-    def count(self, scope: Scope) -> Outcome:
-        """Matching-line counts per file in the scope."""
-
-    def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
-        """The first ``upto`` matching lines of each of ``paths``; (matches, skipped, timed_out)."""
-
-    def binary_matches(self, scope: Scope) -> int | None:
-        """How many binary files in scope contain a match (for an empty result's notice)."""
 
 
 def unclosed_group(pattern: str) -> int | None:

@@ -26,7 +26,7 @@ from ..errors import QueryError
 from ..refs import Skipped
 from ..text import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
-from .scope import Scope
+from .scope import Scope, SearchBackend
 
 __all__ = ["BLOCK", "MULTILINE_LIMIT", "PythonBackend", "compile_pattern"]
 
@@ -232,7 +232,7 @@ def _blocks(f, first: bytes):
             return
 
 
-class PythonBackend:
+class PythonBackend(SearchBackend):
     """The ``regex`` module over the files of the scope's universe."""
 
     name = "python"

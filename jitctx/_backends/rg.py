@@ -32,7 +32,6 @@ import shutil
 import subprocess
 import sys
 import threading
-from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from ..errors import BackendError, QueryError
@@ -40,7 +39,7 @@ from ..refs import Skipped
 from ..text import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .rgwalk import Extras, tracked_extras
-from .scope import Scope
+from .scope import Scope, SearchBackend
 
 __all__ = ["RgBackend", "find_rg", "parse_json_line", "parse_count_output", "rg_error"]
 
@@ -194,7 +193,7 @@ def _is_binary(opener, rel: str) -> bool | None:
     return is_binary(data)
 
 
-class RgBackend:
+class RgBackend(SearchBackend):
     """ripgrep over the Workspace's universe (see the module docstring)."""
 
     name = "rg"
@@ -238,7 +237,7 @@ class RgBackend:
         in the served tree (``None`` when the cache is inside the root or
         cannot be written: rg's output is checked against the policy anyway).
         """
-        import hashlib
+        import zlib
 
         from ..cache import cache_dir
 
@@ -250,9 +249,14 @@ class RgBackend:
         folder = os.path.join(cache_dir(), "rg")
         if policy.inside(os.path.realpath(folder)):
             return None
-        name = os.path.join(folder, f"deny-{hashlib.sha1(text.encode()).hexdigest()[:16]}.ignore")
-        if os.path.isfile(name):
-            return name
+        data = text.encode()
+        name = os.path.join(folder, f"deny-{zlib.crc32(data):08x}-{len(data)}.ignore")  # zlib: hashlib costs ~3 ms to import
+        try:
+            with open(name, "rb") as f:
+                if f.read(len(data) + 1) == data:
+                    return name
+        except OSError:
+            pass
         try:
             os.makedirs(folder, exist_ok=True)
             tmp = f"{name}.{os.getpid()}.tmp"
@@ -347,17 +351,21 @@ class RgBackend:
             return self._count_file(scope)
         out = Outcome()
         self._excludes = repo.configured_excludes() if repo.is_git else None
-        with ThreadPoolExecutor(max_workers=1) as pool:
-            # git's side of the universe, listed while rg walks
-            extras = pool.submit(tracked_extras, scope, self._excludes) if repo.is_git else None
-            if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
-                counts: dict[str, int] = {}  # only its tracked files (found beside) are in the universe
-                skipped: list[Skipped] = []
-                cut = False
-            else:
-                targets = [] if spec.scope == "." else [spec.scope]
+        # git's side of the universe, listed while rg walks
+        extras = _Beside(tracked_extras, scope, self._excludes) if repo.is_git else None
+        if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
+            counts: dict[str, int] = {}  # only its tracked files (found beside) are in the universe
+            skipped: list[Skipped] = []
+            cut = False
+        else:
+            targets = [] if spec.scope == "." else [spec.scope]
+            try:
                 counts, skipped, cut = self._counts(scope, self._args(scope, self._deny_file(scope), traverse=True), targets)
-            known = extras.result() if extras is not None else Extras()
+            except BaseException:
+                if extras is not None:
+                    extras.join()  # nothing is left running behind a refused pattern
+                raise
+        known = extras.result() if extras is not None else Extras()
         scope.tracked_listing = known.listing  # reused by an empty result's notice
         if repo.blocking_rules() is not None and not spec.include_ignored:
             universe = set(scope.files())
@@ -495,6 +503,32 @@ class RgBackend:
                 if p and spec.keep(p) and not spec.is_denied(p) and _is_binary(opener, p):
                     n += 1
         return n
+
+
+class _Beside(threading.Thread):
+    """``fn(*args)`` on a thread of its own while rg runs; ``result()`` joins and
+    returns it, or raises what it raised. (Not ``concurrent.futures``: it
+    imports logging and more, ~8 ms of every grep: docs/benchmarks.md.)"""
+
+    def __init__(self, fn, *args) -> None:
+        super().__init__(name="jitctx-beside-rg", daemon=True)
+        self._call = (fn, args)
+        self._value: object = None
+        self._error: BaseException | None = None
+        self.start()
+
+    def run(self) -> None:
+        fn, args = self._call
+        try:
+            self._value = fn(*args)
+        except BaseException as exc:  # handed to result(), on the caller's thread
+            self._error = exc
+
+    def result(self):
+        self.join()
+        if self._error is not None:
+            raise self._error
+        return self._value
 
 
 _WATCH_STEP = 0.1  # seconds between the watcher's looks at a cancel token
