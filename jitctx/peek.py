@@ -232,29 +232,27 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer) -> Result:
 
     def cut(k: int) -> Result:
         if k == len(lines):
-            out = replace(result, results=[replace(e, tokens=0)])
+            out = replace(result, results=[replace(e, tokens=tokenizer.count(e.content))])
         else:
             kept = lines[len(lines) - k :] if from_end else lines[:k]
             start, end = e.start_line, e.end_line
             if start is not None and end is not None:
                 start, end = (end - k + 1, end) if from_end else (start, start + k - 1)
             content = "".join(t + "\n" for t in kept)
-            out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=0)], truncated=True)
+            out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))], truncated=True)
             which = "the last " if from_end else ""
             out.add_notice(f"cut to {which}{k:,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
         add_read_on(out)
         return out
 
     def priced(k: int) -> str:
-        # the token count shown in the header is priced as wide as any real one
-        out = cut(k)
-        return render_text(replace(out, results=[replace(out.results[0], tokens=10**9)]))
+        # exactly the text the caller receives, its header's token count included
+        return render_text(cut(k))
 
-    k = fit_lines(tokenizer.count, lines, max_tokens, priced)
-    out = cut(k or 0)
-    excerpt = out.results[0]
-    out.results = [replace(excerpt, tokens=tokenizer.count(excerpt.content))]
-    return out
+    whole = cut(len(lines))
+    if tokenizer.count(render_text(whole)) <= max_tokens:
+        return whole  # checked first: a cut's notice can cost more than the lines it drops
+    return cut(fit_lines(tokenizer.count, lines, max_tokens, priced) or 0)
 
 
 def add_read_on(res: Result) -> None:
