@@ -56,6 +56,7 @@ class LineRef:
     """One matching line (grep content mode), 1-based ``line``.
 
     ``before``/``after`` are lists of ``{"line", "text"}`` context lines.
+    ``ignored``: the file was named explicitly though git ignores it.
     """
 
     path: str
@@ -65,9 +66,10 @@ class LineRef:
     text: str
     before: tuple[dict, ...] = ()
     after: tuple[dict, ...] = ()
+    ignored: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        d: dict[str, object] = {
             "path": self.path,
             "size": self.size,
             "mtime": self.mtime,
@@ -76,6 +78,9 @@ class LineRef:
             "before": list(self.before),
             "after": list(self.after),
         }
+        if self.ignored:
+            d["ignored"] = True
+        return d
 
 
 @dataclass(frozen=True, slots=True)
