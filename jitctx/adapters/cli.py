@@ -230,9 +230,16 @@ def _cmd_tools(args) -> int:
     return EXIT_FOUND
 
 
-def _cmd_mcp(args) -> int:
-    from .mcp import serve
+MCP_INSTALL = "from a jitctx checkout: pip install '.[mcp]'; else: pip install 'mcp>=2.3,<3' into jitctx's environment"
 
+
+def _cmd_mcp(args) -> int:
+    try:
+        from .mcp import serve
+    except ImportError as exc:  # the `mcp` extra (the SDK, anyio, ...) is not installed
+        missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
+        _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
+        return EXIT_ERROR
     return serve(args.root)
 
 

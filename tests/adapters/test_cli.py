@@ -223,3 +223,12 @@ def test_errors_name_the_path_as_typed_not_an_absolute_one(repo, capsys, monkeyp
     assert code == 2 and "path 'src/nope.py' does not exist" in err
     code, out, _ = run(capsys, "glob", "*.py", "util", "--sort", "path")
     assert code == 0 and "src/util/helpers.py" in out
+
+
+def test_issue_15_mcp_without_the_extra_says_how_to_install_it(repo, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "anyio", None)  # import anyio -> ImportError, as without the extra
+    monkeypatch.delitem(sys.modules, "jitctx.adapters.mcp", raising=False)
+    code, out, err = run(capsys, "mcp", "--root", str(repo.root))
+    assert code == 2 and out == ""
+    assert "needs the MCP SDK, which is not installed (no module 'anyio')" in err
+    assert "pip install '.[mcp]'" in err and "internal error" not in err and "Traceback" not in err
