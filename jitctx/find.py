@@ -168,7 +168,7 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         count = f"{searched:,} searched" if searched is not None else "searched"
         res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
         if _is_dir(policy.root / (prefix + q.pattern.rstrip("/"))):
-            res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
+            res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with glob pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]
 
 

@@ -18,7 +18,7 @@ from .errors import PathError
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Delivered, Excerpt, Result, mtime_of
-from .render import render_text, slim_instructions
+from .render import View, render_text, slim_instructions
 from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from .tokens import fit_lines
@@ -218,14 +218,14 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     return res, Delivered(target.path, target.real, "read")
 
 
-def fit_excerpt(result: Result, max_tokens: int, tokenizer) -> Result:
+def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Keep whole lines (the first ones for head, the last ones for tail) so that
     the whole rendered result, read-on call included, fits ``max_tokens``.
 
     The rendered text is what is priced, so the cap holds exactly (a result
     whose fixed parts alone exceed it keeps no line, and says so).
     """
-    result = slim_instructions(result, max_tokens, tokenizer)
+    result = slim_instructions(result, max_tokens, tokenizer, view)
     e = result.results[0]
     lines = e.lines
     from_end = result.tool == "tail"
@@ -247,10 +247,10 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer) -> Result:
 
     def priced(k: int) -> str:
         # exactly the text the caller receives, its header's token count included
-        return render_text(cut(k))
+        return render_text(cut(k), view=view)
 
     whole = cut(len(lines))
-    if tokenizer.count(render_text(whole)) <= max_tokens:
+    if tokenizer.count(render_text(whole, view=view)) <= max_tokens:
         return whole  # checked first: a cut's notice can cost more than the lines it drops
     return cut(fit_lines(tokenizer.count, lines, max_tokens, priced) or 0)
 

@@ -24,6 +24,7 @@ from .tokens import DEFAULT_ENCODING, Tokenizer
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .render import View
 
 __all__ = ["Refreshed", "Workspace"]
 
@@ -118,7 +119,7 @@ class Workspace:
         self._fill(res, [delivered.path], content=True, head=head)
         cap = self._cap(max_tokens)
         if cap is not None:
-            return fit_excerpt(res, cap, self.tokenizer)  # the read-on call is priced in
+            return fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
         res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
         add_read_on(res)
         return res
@@ -135,6 +136,8 @@ class Workspace:
 
         res, paths = search(self.repo, self.policy, SearchQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
+
+    view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
@@ -194,7 +197,7 @@ class Workspace:
             return res
         from .render import fit_tokens
 
-        return fit_tokens(res, cap, self.tokenizer)
+        return fit_tokens(res, cap, self.tokenizer, self.view)
 
     # -- staleness, refresh, watching (the watcher issue) ----------------------
 

@@ -148,7 +148,7 @@ def test_glob_outside_git_uses_gitignore(tmp_path):
 def test_glob_naming_a_directory_says_how_to_list_it(ws):
     res = ws.glob("src/util")
     assert res.total == 0
-    assert res.notice.endswith("'src/util' is a directory: list it with pattern='src/util/**'.")
+    assert res.notice.endswith("'src/util' is a directory: list it with glob pattern='src/util/**'.")
 
 
 def test_glob_absolute_pattern_inside_the_root(ws):
