@@ -254,7 +254,7 @@ def _strs(p: Param, value: object) -> tuple[str, ...]:
 class FindQuery(Query):
     """Validated glob input."""
 
-    pattern: str = arg("glob; '*' stays in one folder, '**/' spans folders")
+    pattern: str = arg("glob relative to path: '*.md' is its top level, '**/*.md' every level")
     path: str = arg("folder to search, repo-relative", ".")
     sort: str = arg("mtime (newest first), path, or size", "mtime", flags=("--sort",), choices=SORTS)
     limit: int = arg("most files to list", 100, flags=("--limit",), minimum=1, schema_maximum=1000, metavar="N")
@@ -278,7 +278,7 @@ class SearchQuery(Query):
 
     pattern: str = arg("regex, or literal text with fixed_strings")
     path: str = arg("folder or file to search, repo-relative", ".")
-    glob: tuple[str, ...] = arg("only files matching these globs; '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
+    glob: tuple[str, ...] = arg("only files matching these globs, as rg -g ('*.py' at any depth); '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
     ignore_case: bool = arg("case-insensitive match", False, flags=("-i", "--ignore-case"))
     fixed_strings: bool = arg("pattern is literal text", False, flags=("-F", "--fixed-strings"))
     multiline: bool = arg("let matches span lines", False, flags=("-U", "--multiline"))

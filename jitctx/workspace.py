@@ -24,6 +24,7 @@ from .tokens import DEFAULT_ENCODING, Tokenizer
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .render import View
     from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
@@ -131,7 +132,7 @@ class Workspace:
         self._fill(res, [delivered.path], content=True, head=head)
         cap = self._cap(max_tokens)
         if cap is not None:
-            return fit_excerpt(res, cap, self.tokenizer)  # the read-on call is priced in
+            return fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
         res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
         add_read_on(res)
         return res
@@ -196,6 +197,8 @@ class Workspace:
         if lookups:
             res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
 
+    view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
+
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
     def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):
@@ -254,7 +257,7 @@ class Workspace:
             return res
         from .render import fit_tokens
 
-        return fit_tokens(res, cap, self.tokenizer)
+        return fit_tokens(res, cap, self.tokenizer, self.view)
 
     # -- staleness, refresh, watching (the watcher issue) ----------------------
 

@@ -108,9 +108,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _workspace(args):
     from ..workspace import Workspace
+    from .cliview import CliView
 
     repo = getattr(args, "prefetched", None)
-    return Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    ws = Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    # paths print from the working directory and hints as flags; token caps price that text
+    ws.view = args.view = CliView(_cwd_in(ws))
+    return ws
+
+
+def _cwd_in(ws) -> str:
+    """The working directory, repo-relative, when it is inside the root below it; else ``""``."""
+    from ..repo import working_directory
+
+    cwd = working_directory().resolve()
+    return cwd.relative_to(ws.root).as_posix() if cwd != ws.root and cwd.is_relative_to(ws.root) else ""
 
 
 def _from_cwd(ws, path: str) -> str:
@@ -129,6 +141,8 @@ def _from_cwd(ws, path: str) -> str:
     if cwd == ws.root or not cwd.is_relative_to(ws.root):
         return path  # as typed: an error message names it as the user wrote it
     rel = os.path.relpath(cwd / path, ws.root)
+    if not os.path.lexists(cwd / path) and os.path.lexists(ws.root / path):
+        return path  # a repo-relative path (as --json prints them) that only exists from the root
     # from the root when that stays inside it (`cd src && jitctx head x` names src/x)
     return str(cwd / path) if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -136,7 +150,7 @@ def _from_cwd(ws, path: str) -> str:
 def _emit(args, result) -> int:
     from ..render import render_json, render_text
 
-    text = render_json(result) if args.json else render_text(result)
+    text = render_json(result) if args.json else render_text(result, view=args.view)
     if text:
         sys.stdout.write(text + "\n")
     return EXIT_EMPTY if result.is_empty else EXIT_FOUND
@@ -192,7 +206,7 @@ def _cmd_preload(args) -> int:
     elif pre.text:
         sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
     for w in [] if args.json else pre.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 
@@ -229,7 +243,7 @@ def _cmd_context(args) -> int:
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_FOUND
 
 
@@ -242,9 +256,16 @@ def _cmd_tools(args) -> int:
     return EXIT_FOUND
 
 
-def _cmd_mcp(args) -> int:
-    from .mcp import serve
+MCP_INSTALL = "from a jitctx checkout: pip install '.[mcp]'; else: pip install 'mcp>=2.3,<3' into jitctx's environment"
 
+
+def _cmd_mcp(args) -> int:
+    try:
+        from .mcp import serve
+    except ImportError as exc:  # the `mcp` extra (the SDK, anyio, ...) is not installed
+        missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
+        _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
+        return EXIT_ERROR
     return serve(args.root)
 
 
@@ -308,7 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except JitctxError as exc:
-        _error(exc.message, exc.hint)
+        view = getattr(args, "view", None)
+        if view is None:
+            from .cliview import CliView
+
+            view = CliView()
+        _error(view.hint(exc.message), view.hint(exc.hint) if exc.hint else None)
         return EXIT_ERROR
     except Exception as exc:  # the one broad catch of the CLI: a message, never a traceback
         if os.environ.get("JITCTX_DEBUG"):

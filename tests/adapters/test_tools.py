@@ -257,7 +257,7 @@ def _err(out: ToolOutput) -> dict:
     ("name", "args", "message", "hint"),
     [
         ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols"),
-        ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob; '*' stays in one folder, '**/' spans folders)"),
+        ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob relative to path: '*.md' is its top level, '**/*.md' every level)"),
         ("glob", {"pattern": "*", "colour": "red"}, "glob: unknown argument 'colour'", "glob takes: pattern, path, sort, limit, include_ignored, ignore_case, max_tokens"),
         ("glob", {"pattern": "*", "limit": True}, "glob: limit must be an integer, got a boolean true", "pass a JSON number without quotes, e.g. limit: 100"),
         ("head", {"path": "README.md", "n": "5"}, 'head: n must be an integer, got a string "5"', "pass a JSON number without quotes, e.g. n: 100"),
