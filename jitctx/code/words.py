@@ -1,0 +1,74 @@
+"""The words of lexical relevance: identifier sub-words of paths, contents and tasks.
+
+Owns one rule, used on both sides of the ranking (what the index stores
+for a file, and what a task is turned into), so that they always agree:
+every identifier (``[A-Za-z0-9_]`` runs and non-ASCII letters) becomes its
+whole form, folded (``einsum_path`` -> ``einsumpath``,
+``JPEGLoadingContext`` -> ``jpegloadingcontext``), and, when it has more
+than one, its sub-words (``einsum``, ``path``; ``jpeg``, ``loading``,
+``context``): ``snake_case`` and ``camelCase`` split, digits apart. Words
+are whole, never substrings: ``rational`` does not match ``irrational``.
+The output is space-separated, ready for FTS5's ``ascii`` tokenizer (which
+then only folds case). Does not own ranking (``locate``) nor stop words of
+a task (``locate``).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["MAX_WORD", "content_terms", "path_terms", "split", "words"]
+
+MAX_WORD = 64  # longer runs (hashes, base64, minified code) carry no signal and bloat the index
+_IDENT = re.compile(r"[^\W_]+(?:_+[^\W_]+)*", re.UNICODE)
+# Sub-word boundaries inside one identifier: an upper-case run before a capitalised
+# word (HTTPServer -> HTTP Server), a lower/digit-to-upper step, letter/digit steps.
+# Non-ASCII identifiers split on underscores only (case steps are script-specific).
+_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_cache: dict[str, str] = {}
+
+
+def split(identifier: str) -> list[str]:
+    """The folded whole form of one identifier and its sub-words (if more than one).
+
+    >>> split("einsum_path")
+    ['einsumpath', 'einsum', 'path']
+    >>> split("JPEGLoadingContext")
+    ['jpegloadingcontext', 'jpeg', 'loading', 'context']
+    >>> split("greet")
+    ['greet']
+    """
+    chunks = [c for c in identifier.split("_") if c]
+    parts = [p.lower() for c in chunks for p in (_PARTS.findall(c) if c.isascii() else (c,))] or [identifier.lower()]
+    whole = "".join(parts)
+    return [whole] if len(parts) == 1 else [whole, *parts]
+
+
+def _terms(identifier: str) -> str:
+    got = _cache.get(identifier)
+    if got is None:
+        got = " ".join(split(identifier)) if len(identifier) <= MAX_WORD else ""
+        if len(_cache) > 200_000:
+            _cache.clear()
+        _cache[identifier] = got
+    return got
+
+
+def words(text: str) -> list[str]:
+    """Every word of ``text`` in order, identifiers expanded (see the module docstring)."""
+    out: list[str] = []
+    for ident in _IDENT.findall(text):
+        got = _terms(ident)
+        if got:
+            out.extend(got.split(" "))
+    return out
+
+
+def content_terms(text: str) -> str:
+    """A file's content as the index stores it: one term per word occurrence (BM25 counts them)."""
+    return " ".join(filter(None, map(_terms, _IDENT.findall(text))))
+
+
+def path_terms(path: str) -> str:
+    """A repo-relative path as the index stores it: each folder and the name, split like identifiers."""
+    return content_terms(path.replace("/", " ").replace(".", " "))
