@@ -450,3 +450,50 @@ def test_issue_12_grep_leaves_no_temporary_file_in_tmpdir_or_the_tree(repo, back
     grep(ws, backend, "no-such-text")
     assert list(inside.iterdir()) == []
     assert not any(p.name.startswith("jitctx-") for p in repo.root.rglob("*"))
+
+
+def test_issue_16_tracked_files_under_ignore_rules_are_found_as_git_finds_them(ws, backend, repo):
+    """rgwalk's cheap superset (anchored heads by bisection, components by
+    shape) must never miss a tracked file git's own rules ignore."""
+    import subprocess
+
+    rules = {
+        ".gitignore": "*.[ao]\n*~\n/top/*/deep/\n**/pkg/build/\n[Bb]in/\n\\#hash*\nlogs/**/*.log\nexact-name\n",
+        "sub/.gitignore": "*\n!.gitignore\n",
+        "curlish/src/.gitignore": "curlish\n*.patch\n",
+        "a/b/.gitignore": "/c/*_bench\n",
+    }
+    tracked = [
+        "x.o",
+        "lib/y.a",
+        "notes.txt~",
+        "top/one/deep/f.c",
+        "top/deep/kept.c",
+        "w/pkg/build/z.c",
+        "w/pkg/keep.c",
+        "Bin/tool",
+        "q/bin/tool2",
+        "#hash1",
+        "logs/2024/a.log",
+        "logs/a.txt",
+        "d/exact-name",
+        "exact-name-not",
+        "sub/anything.c",
+        "curlish/src/curlish",
+        "curlish/src/main.c",
+        "curlish/docs/x.patch",
+        "curlish/src/y.patch",
+        "a/b/c/x_bench",
+        "a/b/c/x_test",
+        "a/c/y_bench",
+    ]
+    for path, text in rules.items():
+        repo.write(path, text)
+    for path in tracked:
+        repo.write(path, "needle\n")
+    repo.git("add", "-f", *rules, *tracked)
+    repo.git("commit", "-qm", "tracked despite the rules")
+    truth = subprocess.run(["git", "ls-files", "--cached", "--ignored", "--exclude-standard"], cwd=repo.root, capture_output=True, text=True, check=True).stdout.split()
+    assert set(truth) >= {"x.o", "top/one/deep/f.c", "w/pkg/build/z.c", "curlish/src/curlish", "a/b/c/x_bench", "sub/anything.c"}
+    found = {r.path for r in grep(ws, backend, "needle", limit=1000).results}
+    assert set(tracked) <= found  # every tracked file is searched, ignored by a rule or not
