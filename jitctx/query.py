@@ -294,6 +294,13 @@ class SearchQuery(Query):
     notice: str | None = field(default=None, compare=False)
 
     @classmethod
+    def make(cls, **values: object):
+        """As :meth:`Query.make`; context lines without a ``mode`` mean content mode, as in rg."""
+        if values.get("mode") is None and any(values.get(k) for k in ("before", "after", "context")):
+            values["mode"] = "content"
+        return Query.make.__func__(cls, **values)  # type: ignore[attr-defined]  # slots=True makes a new class: no zero-argument super()
+
+    @classmethod
     def _checked(cls, values: dict, notice: str | None) -> SearchQuery:
         from .match import compile_glob
 

@@ -149,6 +149,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     outcome = backend.count(scope)
     counts = outcome.counts
     order = sorted(counts)  # by path: stable pages for offset/limit
+    if q.mode == "count":
+        order.sort(key=counts.__getitem__, reverse=True)  # most matches first, ties by path (a stable sort)
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
@@ -200,11 +202,13 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     elif q.offset + q.limit < total:
         res.truncated = True
         shown_to = q.offset + min(q.limit, total - q.offset)
-        sorting = "by path, then line" if q.mode == "content" else "by path"
+        sorting = {"content": "by path, then line", "count": "most matches first"}.get(q.mode, "by path")
         res.add_notice(
             f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
             f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
         )
+    if q.mode == "count" and order and not res.truncated:
+        res.add_notice(f"{lines_total:,} matching line{'s' if lines_total != 1 else ''} in {len(order):,} file{'s' if len(order) != 1 else ''}, most matches first.")
     if replaced:
         where_bad = ", ".join(replaced[:5]) + (", …" if len(replaced) > 5 else "")
         res.add_notice(f"invalid UTF-8 was replaced with U+FFFD in {len(replaced):,} shown line(s) or their context: {where_bad}.")

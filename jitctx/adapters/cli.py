@@ -48,14 +48,15 @@ def _query_options(p: argparse.ArgumentParser, query: type) -> None:
         elif q.kind == "strs":
             p.add_argument(*a.flags, dest=q.name, action="append", default=[], metavar=a.metavar, help=a.doc + " (repeatable)")
         else:
-            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=q.default, metavar=a.metavar, help=shown)
+            # no argparse default: the Query applies its own, and sees which options were given
+            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=None, metavar=a.metavar, help=shown)
 
 
 def _query_values(args, query: type) -> dict:
-    """The parsed options that belong to ``query``, by name."""
+    """The parsed options that belong to ``query`` and were given (or are positional), by name."""
     from ..query import params
 
-    return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli}
+    return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli and (getattr(args, q.name) is not None or not q.arg.flags)}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -173,13 +174,19 @@ def _cmd_grep(args) -> int:
 
 
 def _cmd_head(args) -> int:
+    from ..query import HeadQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, max_tokens=args.max_tokens))
+    values = _query_values(args, HeadQuery)
+    return _emit(args, ws.head(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
+    from ..query import TailQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.tail(_from_cwd(ws, args.path), args.n, max_tokens=args.max_tokens))
+    values = _query_values(args, TailQuery)
+    return _emit(args, ws.tail(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_preload(args) -> int:
