@@ -158,6 +158,16 @@ def slim_instructions(result: Result, max_tokens: int, tokenizer, view: View | N
     return result
 
 
+def clamp_to_rule(result: Result, max_tokens: int) -> int:
+    """``max_tokens`` held to its one range (``query.clamp_tokens``); the result says so when moved."""
+    from .query import clamp_tokens
+
+    max_tokens, note = clamp_tokens(max_tokens)
+    if note:
+        result.add_notice(note)
+    return max_tokens
+
+
 def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Cut a list of items (refs, matching lines) at whole items to fit ``max_tokens``.
 
@@ -165,6 +175,7 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     the cut is stated in the notice with the call that reads on. Excerpts are
     cut by ``peek.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
     """
+    max_tokens = clamp_to_rule(result, max_tokens)
     result = slim_instructions(result, max_tokens, tokenizer, view)
     fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     room = max_tokens - fixed - 60  # leave room for the cut notice

@@ -59,7 +59,7 @@ def _schema(p: Param) -> dict:
         hi = a.schema_maximum if a.schema_maximum is not None else a.maximum
         if lo is not None:
             s["minimum"] = int(lo)
-        if hi is not None:
+        if hi is not None and not a.clamp:  # above a clamped maximum: the most allowed, with a notice (not an error)
             s["maximum"] = int(hi)
     s["description"] = a.doc
     return s
