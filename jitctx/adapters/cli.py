@@ -140,13 +140,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery
+    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
         ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
         ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
-        ("head", HeadQuery, "first lines of a file, numbered"),
+        ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
         ("tail", TailQuery, "last lines of a file, read from the end"),
+        ("outline", OutlineQuery, "a file's definitions as an indented tree: lines, kind, signature, tokens"),
+        ("symbols", SymbolsQuery, "find definitions by name across the repository (exact, Class.method, prefix)"),
     ):
         p = _sub(sub, name, text)
         _query_options(p, query)
@@ -253,6 +255,23 @@ def _cmd_head(args) -> int:
     ws = _workspace(args)
     values = _query_values(args, HeadQuery)
     return _emit(args, ws.head(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
+
+
+def _cmd_outline(args) -> int:
+    from ..query import OutlineQuery
+
+    ws = _workspace(args)
+    values = _query_values(args, OutlineQuery)
+    return _emit(args, ws.outline(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
+
+
+def _cmd_symbols(args) -> int:
+    from ..query import SymbolsQuery
+
+    ws = _workspace(args)
+    values = _query_values(args, SymbolsQuery)
+    values["path"] = _from_cwd(ws, values["path"])
+    return _emit(args, ws.symbols(values.pop("query"), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
@@ -388,6 +407,8 @@ _COMMANDS = {
     "grep": _cmd_grep,
     "head": _cmd_head,
     "tail": _cmd_tail,
+    "outline": _cmd_outline,
+    "symbols": _cmd_symbols,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,
