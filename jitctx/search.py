@@ -187,7 +187,9 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
         res.add_notice(q.notice)
-    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository")
+    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository" if repo.is_git else "under the root")
+    if total == 1:
+        unit = unit[:-1]  # "1 file", "1 matching line"
     if timed_out:
         res.truncated = True
         res.add_notice(
@@ -249,7 +251,9 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
     denied = len(scope.denied_among(universe))
     ignored = None if q.include_ignored else scope.ignored_count()
     searched = len(universe) - denied
-    kinds = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
+    kinds = "files (all, ignored ones included)" if q.include_ignored else "tracked and untracked-not-ignored files" if scope.repo.is_git else "files not ignored by .gitignore"
+    if searched == 1:
+        kinds = kinds.replace("files", "file", 1)
     parts = []
     if ignored is not None:
         parts.append(f"{ignored:,} ignored (include_ignored=true widens)")

@@ -271,8 +271,9 @@ def _err(out: ToolOutput) -> dict:
             "pass ignore_case: true or ignore_case: false (JSON booleans, no quotes)",
         ),
         ("head", {"path": 7}, "head: path must be a string, got a number 7", "pass path as a JSON string"),
-        ("glob", "{pattern: *}", None, 'send a JSON object such as {"pattern": "**/*.py"}'),
-        ("glob", "[1, 2]", "glob: arguments must be a JSON object, got an array [1, 2]", 'send a JSON object such as {"path": "README.md"}'),
+        ("glob", "{pattern: *}", None, 'send a JSON object such as {"pattern": "src/**/*.py"}'),
+        ("grep", "{pattern: x}", None, 'send a JSON object such as {"pattern": "def main", "mode": "content"}'),  # its own example (issue 15)
+        ("glob", "[1, 2]", "glob: arguments must be a JSON object, got an array [1, 2]", 'send a JSON object such as {"pattern": "src/**/*.py"}'),
         ("glob", {"pattern": "x" * 5000}, "glob: pattern is 5,000 characters; the limit is 4,096", "pass a shorter pattern"),
     ],
 )
@@ -282,7 +283,7 @@ def test_dispatch_bad_arguments(ws, name, args, message, hint):
     if message is not None:
         assert err["message"] == message
     else:
-        assert err["message"].startswith("glob: arguments are not valid JSON (") and "{pattern: *}" in err["message"]
+        assert err["message"].startswith(f"{name}: arguments are not valid JSON (") and args in err["message"]
     assert err["hint"] == hint
 
 
