@@ -367,4 +367,3 @@ def test_issue_15_notices_count_in_the_singular_and_do_not_call_a_plain_folder_a
     assert "under the root: 1 file not ignored by .gitignore in scope" in empty and "repository" not in empty
     assert "1 file (all, ignored ones included) in scope" in ws.grep("zzz", include_ignored=True).notice
     assert "in the repository" not in ws.glob("*.nothing").notice
-    assert "of 1 file under the root" in ws.grep("hello", offset=0, limit=1, mode="files").notice or ws.grep("hello").notice is None
