@@ -90,6 +90,24 @@ def _line_ref(r: LineRef, view: View = _AS_IS) -> str:
     return "\n".join(out)
 
 
+def _with_breaks(items: list, texts: list[str]) -> list[str]:
+    """Matching lines with context get a ``--`` line between groups that are not
+    adjacent (another file, or a gap), as rg and grep print them."""
+    if not any(isinstance(r, LineRef) and (r.before or r.after) for r in items):
+        return texts
+    out: list[str] = []
+    prev = None
+    for item, text in zip(items, texts):
+        if isinstance(item, LineRef) and isinstance(prev, LineRef):
+            last = prev.after[-1]["line"] if prev.after else prev.line
+            first = item.before[0]["line"] if item.before else item.line
+            if item.path != prev.path or first > last + 1:
+                out.append("--")
+        out.append(text)
+        prev = item
+    return out
+
+
 def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
     if e.start_line is None:
         n = len(e.lines)
@@ -181,7 +199,7 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
             parts.append(f"==> {show_name(v.path(str(result.extra.get('path'))))} ({where}) <==")
         parts += [_symbol(r, in_outline=True) for r in result.results]
     else:
-        parts += [render_item(r, now, v) for r in result.results]
+        parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(v.hint(result.notice))}")  # one line, whatever names it holds
     return "\n".join(parts)
@@ -221,7 +239,7 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     items = result.results
     kept, used = [], 0
     for item in items:
-        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + 1
+        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + (3 if isinstance(item, LineRef) and (item.before or item.after) else 1)  # + a '--' line
         if used + cost > room:
             break
         kept.append(item)
