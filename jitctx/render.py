@@ -90,6 +90,24 @@ def _line_ref(r: LineRef, view: View = _AS_IS) -> str:
     return "\n".join(out)
 
 
+def _with_breaks(items: list, texts: list[str]) -> list[str]:
+    """Matching lines with context get a ``--`` line between groups that are not
+    adjacent (another file, or a gap), as rg and grep print them."""
+    if not any(isinstance(r, LineRef) and (r.before or r.after) for r in items):
+        return texts
+    out: list[str] = []
+    prev = None
+    for item, text in zip(items, texts):
+        if isinstance(item, LineRef) and isinstance(prev, LineRef):
+            last = prev.after[-1]["line"] if prev.after else prev.line
+            first = item.before[0]["line"] if item.before else item.line
+            if item.path != prev.path or first > last + 1:
+                out.append("--")
+        out.append(text)
+        prev = item
+    return out
+
+
 def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
     if e.start_line is None:
         n = len(e.lines)
@@ -233,7 +251,7 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
     if result.tool == "outline":
         parts += _outline(result, v)
     else:
-        parts += [render_item(r, now, v) for r in result.results]
+        parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(v.hint(result.notice))}")  # one line, whatever names it holds
     return "\n".join(parts)
@@ -249,6 +267,16 @@ def slim_instructions(result: Result, max_tokens: int, tokenizer, view: View | N
     return result
 
 
+def clamp_to_rule(result: Result, max_tokens: int) -> int:
+    """``max_tokens`` held to its one range (``query.clamp_tokens``); the result says so when moved."""
+    from .query import clamp_tokens
+
+    max_tokens, note = clamp_tokens(max_tokens)
+    if note:
+        result.add_notice(note)
+    return max_tokens
+
+
 def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Cut a list of items (refs, matching lines) at whole items to fit ``max_tokens``.
 
@@ -256,13 +284,14 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     the cut is stated in the notice with the call that reads on. Excerpts are
     cut by ``peek.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
     """
+    max_tokens = clamp_to_rule(result, max_tokens)
     result = slim_instructions(result, max_tokens, tokenizer, view)
     fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     room = max_tokens - fixed - 60  # leave room for the cut notice
     items = result.results
     kept, used = [], 0
     for item in items:
-        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + 1
+        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + (3 if isinstance(item, LineRef) and (item.before or item.after) else 1)  # + a '--' line
         if used + cost > room:
             break
         kept.append(item)
