@@ -497,3 +497,17 @@ def test_issue_16_tracked_files_under_ignore_rules_are_found_as_git_finds_them(w
     assert set(truth) >= {"x.o", "top/one/deep/f.c", "w/pkg/build/z.c", "curlish/src/curlish", "a/b/c/x_bench", "sub/anything.c"}
     found = {r.path for r in grep(ws, backend, "needle", limit=1000).results}
     assert set(tracked) <= found  # every tracked file is searched, ignored by a rule or not
+
+
+def test_issue_16_the_remembered_answer_follows_the_ignore_files_and_the_index(ws, backend, repo):
+    repo.write("keep/a.c", "needle\n")
+    repo.write("keep/b.c", "needle\n")
+    repo.git("add", "keep")
+    repo.git("commit", "-qm", "two files")
+    assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]
+    repo.write("keep/.gitignore", "a.c\n")  # an ignore rule now matches a tracked file
+    repo.git("add", "keep/.gitignore")  # (rules in an untracked .gitignore: docs/design.md, known differences)
+    assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]
+    repo.write("keep/.gitignore", "a.c\nb.c\n")  # the same index, another rule file
+    assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]
+    assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]  # from the remembered answer
