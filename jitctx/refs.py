@@ -55,7 +55,10 @@ def file_ref(path: str, st: os.stat_result, *, ignored: bool = False, matches: i
 class LineRef:
     """One matching line (grep content mode), 1-based ``line``.
 
-    ``before``/``after`` are lists of ``{"line", "text"}`` context lines.
+    ``before``/``after`` are lists of ``{"line", "text"}`` context lines;
+    ``symbol`` is the qualname of the innermost definition around the line,
+    where the file has an outline; ``ignored``: the file was named explicitly
+    though git ignores it.
     """
 
     path: str
@@ -65,9 +68,11 @@ class LineRef:
     text: str
     before: tuple[dict, ...] = ()
     after: tuple[dict, ...] = ()
+    symbol: str | None = None
+    ignored: bool = False
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        d: dict[str, object] = {
             "path": self.path,
             "size": self.size,
             "mtime": self.mtime,
@@ -76,6 +81,11 @@ class LineRef:
             "before": list(self.before),
             "after": list(self.after),
         }
+        if self.symbol is not None:
+            d["symbol"] = self.symbol
+        if self.ignored:
+            d["ignored"] = True
+        return d
 
 
 @dataclass(frozen=True, slots=True)

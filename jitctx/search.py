@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat as _stat
 import time
+from dataclasses import replace
 
 from . import cancel
 from ._backends import Spec
@@ -157,6 +158,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     notes: list[str] = []  # redactions the page made
     if q.mode == "content":
         results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts, notes)
+        if ignored_flag:  # named explicitly: served, and flagged as head and tail flag it
+            results = [replace(r, ignored=True) for r in results]
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
@@ -172,6 +175,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     res = Result("grep", results, total=total)
     if repo.notice:
         res.add_notice(repo.notice)
+    if ignored_flag and q.mode == "content":
+        res.add_notice(f"{single} is ignored by git; searched because it was named.")
     for note in notes:
         res.add_notice(note)
     res.extra["backend"] = backend.name

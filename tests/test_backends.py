@@ -105,6 +105,7 @@ def test_content_mode_lines_with_context(ws, backend):
             "text": '    print(greet("world"))',
             "before": [{"line": 6, "text": "def main() -> None:"}],
             "after": [{"line": 8, "text": ""}],
+            "symbol": "main",  # the innermost definition around the match (DESIGN 9)
         },
     ]
 
@@ -450,6 +451,15 @@ def test_issue_12_grep_leaves_no_temporary_file_in_tmpdir_or_the_tree(repo, back
     grep(ws, backend, "no-such-text")
     assert list(inside.iterdir()) == []
     assert not any(p.name.startswith("jitctx-") for p in repo.root.rglob("*"))
+
+
+def test_issue_15_a_named_ignored_file_is_flagged_in_every_mode(ws, backend):
+    """head and tail flag a named ignored file; grep did so in files mode only."""
+    content = ws.grep("debug", "debug.log", mode="content", backend=backend)
+    assert [r.to_dict().get("ignored") for r in content.results] == [True]
+    assert "debug.log is ignored by git" in content.notice
+    assert [r.ignored for r in ws.grep("debug", "debug.log", mode="files", backend=backend).results] == [True]
+    assert not any(r.to_dict().get("ignored") for r in ws.grep("def", "src/app.py", mode="content", backend=backend).results)
 
 
 def test_issue_16_tracked_files_under_ignore_rules_are_found_as_git_finds_them(ws, backend, repo):

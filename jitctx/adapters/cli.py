@@ -66,13 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery
+    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
         ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
         ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
-        ("head", HeadQuery, "first lines of a file, numbered"),
+        ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
         ("tail", TailQuery, "last lines of a file, read from the end"),
+        ("outline", OutlineQuery, "a file's definitions as an indented tree: lines, kind, signature, tokens"),
+        ("symbols", SymbolsQuery, "find definitions by name across the repository (exact, Class.method, prefix)"),
     ):
         p = sub.add_parser(name, help=text)
         _query_options(p, query)
@@ -106,9 +108,21 @@ def build_parser() -> argparse.ArgumentParser:
 
 def _workspace(args):
     from ..workspace import Workspace
+    from .cliview import CliView
 
     repo = getattr(args, "prefetched", None)
-    return Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    ws = Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    # paths print from the working directory and hints as flags; token caps price that text
+    ws.view = args.view = CliView(_cwd_in(ws))
+    return ws
+
+
+def _cwd_in(ws) -> str:
+    """The working directory, repo-relative, when it is inside the root below it; else ``""``."""
+    from ..repo import working_directory
+
+    cwd = working_directory().resolve()
+    return cwd.relative_to(ws.root).as_posix() if cwd != ws.root and cwd.is_relative_to(ws.root) else ""
 
 
 def _from_cwd(ws, path: str) -> str:
@@ -127,6 +141,8 @@ def _from_cwd(ws, path: str) -> str:
     if cwd == ws.root or not cwd.is_relative_to(ws.root):
         return path  # as typed: an error message names it as the user wrote it
     rel = os.path.relpath(cwd / path, ws.root)
+    if not os.path.lexists(cwd / path) and os.path.lexists(ws.root / path):
+        return path  # a repo-relative path (as --json prints them) that only exists from the root
     # from the root when that stays inside it (`cd src && jitctx head x` names src/x)
     return str(cwd / path) if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -134,7 +150,7 @@ def _from_cwd(ws, path: str) -> str:
 def _emit(args, result) -> int:
     from ..render import render_json, render_text
 
-    text = render_json(result) if args.json else render_text(result)
+    text = render_json(result) if args.json else render_text(result, view=args.view)
     if text:
         sys.stdout.write(text + "\n")
     return EXIT_EMPTY if result.is_empty else EXIT_FOUND
@@ -160,7 +176,17 @@ def _cmd_grep(args) -> int:
 
 def _cmd_head(args) -> int:
     ws = _workspace(args)
-    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, max_tokens=args.max_tokens))
+    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, symbol=args.symbol, max_tokens=args.max_tokens))
+
+
+def _cmd_outline(args) -> int:
+    ws = _workspace(args)
+    return _emit(args, ws.outline(_from_cwd(ws, args.path), limit=args.limit, max_tokens=args.max_tokens))
+
+
+def _cmd_symbols(args) -> int:
+    ws = _workspace(args)
+    return _emit(args, ws.symbols(args.query, _from_cwd(ws, args.path), kind=args.kind, limit=args.limit, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
@@ -180,7 +206,7 @@ def _cmd_preload(args) -> int:
     elif pre.text:
         sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
     for w in [] if args.json else pre.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 
@@ -217,7 +243,7 @@ def _cmd_context(args) -> int:
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_FOUND
 
 
@@ -230,9 +256,16 @@ def _cmd_tools(args) -> int:
     return EXIT_FOUND
 
 
-def _cmd_mcp(args) -> int:
-    from .mcp import serve
+MCP_INSTALL = "from a jitctx checkout: pip install '.[mcp]'; else: pip install 'mcp>=2.3,<3' into jitctx's environment"
 
+
+def _cmd_mcp(args) -> int:
+    try:
+        from .mcp import serve
+    except ImportError as exc:  # the `mcp` extra (the SDK, anyio, ...) is not installed
+        missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
+        _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
+        return EXIT_ERROR
     return serve(args.root)
 
 
@@ -241,6 +274,8 @@ _COMMANDS = {
     "grep": _cmd_grep,
     "head": _cmd_head,
     "tail": _cmd_tail,
+    "outline": _cmd_outline,
+    "symbols": _cmd_symbols,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,
@@ -294,7 +329,12 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except JitctxError as exc:
-        _error(exc.message, exc.hint)
+        view = getattr(args, "view", None)
+        if view is None:
+            from .cliview import CliView
+
+            view = CliView()
+        _error(view.hint(exc.message), view.hint(exc.hint) if exc.hint else None)
         return EXIT_ERROR
     except Exception as exc:  # the one broad catch of the CLI: a message, never a traceback
         if os.environ.get("JITCTX_DEBUG"):
