@@ -68,6 +68,7 @@ WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
 CUE_BONUS = 0.4
+SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
 ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35}
 ROLE_PRIOR_ASKED = {"test": 0.85, "doc": 0.85}  # the task mentions tests / docs
@@ -96,6 +97,8 @@ _DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "
 _NAME = re.compile(r"(?<![\w.])(--?)?([^\W\d][\w]*(?:(?:\.|::|->)[^\W\d][\w]*)*)(\(\))?", re.UNICODE)
 _TICKED = re.compile(r"`([^`\n]{1,200})`")
 _CUE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]*)")
+# Not evidence of where a change goes: links, e-mail addresses, commit ids.
+_NOISE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\S+@\S+\.\w+|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _SOURCE_EXT = frozenset(
     "py pyi pyw pyx pxd c h cc cpp cxx hpp hh hxx ipp inl m mm js jsx mjs cjs ts tsx mts cts go rs java kt kts scala swift cs "
@@ -152,7 +155,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
     for a task that is not text or holds no searchable word."""
     if not isinstance(task, str) or not task.strip():
         raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. task='fix the retry loop in the HTTP client'", field="task")
-    text = task[:MAX_TASK_CHARS]
+    text = _NOISE.sub(" ", task[:MAX_TASK_CHARS])
     ticked = {m.group(1).strip() for m in _TICKED.finditer(text)}
     own = set(W.split(repo_name)) if repo_name else set()
     weights: dict[str, int] = {}
@@ -393,6 +396,7 @@ def rank(index, terms: TaskTerms) -> tuple[list[_Candidate], dict[str, float], i
         prior = ROLE_PRIOR[c.role]
         if (c.role == "test" and terms.tests) or (c.role == "doc" and terms.docs):
             prior = max(prior, ROLE_PRIOR_ASKED[c.role])
+        prior *= 1.0 + SIZE_PRIOR * math.log1p(c.size / 4096)
         c.score = prior * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cue else 0.0))
     ordered = sorted(found.values(), key=lambda c: (-c.score, c.path))
     return ordered, idf, len(found)
