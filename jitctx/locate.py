@@ -45,6 +45,10 @@ from .code import words as W
 from .code.testpaths import is_test_path
 from .errors import QueryError
 
+TYPE_CHECKING = False  # as typing's (workspace.py says why)
+if TYPE_CHECKING:
+    from .refs import Result
+
 __all__ = [
     "CANDIDATES",
     "MAX_TERMS",
@@ -55,6 +59,7 @@ __all__ = [
     "file_role",
     "locate",
     "task_terms",
+    "to_result",
 ]
 
 MAX_TERMS = 48  # distinct terms searched; a longer task is cut (and says so)
@@ -566,7 +571,22 @@ def locate(
         notes.append(f"the task is long: searched its first {len(terms.weights)} of {terms.total} distinct terms")
     if len(task) > MAX_TASK_CHARS:
         notes.append(f"only the first {MAX_TASK_CHARS:,} of {len(task):,} characters of the task were read")
-    missing = [t for t in terms.weights if t not in idf]
-    if missing and len(missing) == len(terms.weights):
-        notes.append("no file holds any of the task's terms: " + ", ".join(list(terms.weights)[:12]))
     return Located(tuple(files), total, terms, "; ".join(notes) or None)
+
+
+def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
+    """The ``locate`` envelope: ``results`` are the files (each with its
+    regions), ``total`` the files that matched any term; ``extra`` holds the
+    ``terms`` searched (term -> weight) and the words ``dropped``."""
+    from .refs import Result
+
+    res = Result("locate", list(found.files), total=found.total, truncated=found.total > len(found.files))
+    res.extra = {"terms": dict(found.terms.weights), "dropped": list(found.terms.dropped)}
+    for text in [*notices, found.notice]:
+        if text:
+            res.add_notice(text if text.endswith(".") else text + ".")
+    if not found.files:
+        res.add_notice(f"no file holds any of the task's terms ({', '.join(list(found.terms.weights)[:12])}); name a function, a file or a message the code prints.")
+    elif res.truncated:
+        res.add_notice(f"showing {len(found.files):,} of {found.total:,} matching files; raise limit to see more.")
+    return res

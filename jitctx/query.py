@@ -22,6 +22,7 @@ __all__ = [
     "Arg",
     "FindQuery",
     "HeadQuery",
+    "LocateQuery",
     "Param",
     "Query",
     "SearchQuery",
@@ -350,4 +351,23 @@ class TailQuery(Query):
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> TailQuery:
+        return cls(**values, notice=notice)
+
+
+MAX_LOCATE = 100  # files a locate call ranks and shows
+
+
+@dataclass(frozen=True, slots=True)
+class LocateQuery(Query):
+    """Validated locate input: a task in words; the files and regions it is about."""
+
+    task: str = arg("the task in words: what to change, names it involves", flags=("--task",), metavar="TEXT")
+    limit: int = arg("most files to show", 10, flags=("--limit",), minimum=1, maximum=MAX_LOCATE, clamp=True, schema_maximum=MAX_LOCATE, metavar="N")
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> LocateQuery:
+        task = values["task"]
+        if not isinstance(task, str) or not task.strip():
+            raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. --task 'retry timeout in the HTTP client'", field="task")
         return cls(**values, notice=notice)

@@ -176,7 +176,9 @@ def test_no_hits_is_an_empty_answer_that_says_so(tmp_path):
     idx = _index(tmp_path, FILES)
     got = L.locate(idx, "zebra quagga", read=_read(FILES))
     assert got.files == () and got.total == 0
-    assert got.notice and "zebra" in got.notice
+    res = L.to_result(got)
+    assert res.is_empty and res.results == []
+    assert "no file holds any of the task's terms" in res.notice and "zebra" in res.notice
 
 
 def test_unreadable_file_is_listed_without_regions(tmp_path):
