@@ -39,7 +39,7 @@ class ScriptedModel:
         self.turn = 0
 
     def __call__(self, messages: list[dict], tools: list[dict]) -> dict:
-        assert {t["function"]["name"] for t in tools} == {"glob", "grep", "head", "tail"}
+        assert {t["function"]["name"] for t in tools} >= {"glob", "grep", "head", "tail"}
         self.turn += 1
         last = messages[-1]
         if self.turn == 1:

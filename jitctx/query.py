@@ -23,9 +23,11 @@ __all__ = [
     "FindQuery",
     "HeadQuery",
     "LocateQuery",
+    "OutlineQuery",
     "Param",
     "Query",
     "SearchQuery",
+    "SymbolsQuery",
     "TailQuery",
     "arg",
     "check_bool",
@@ -334,11 +336,44 @@ class HeadQuery(Query):
     path: str = arg("file to read, repo-relative")
     n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, schema_maximum=MAX_LINES, metavar="N")
     start: int = arg("first line to show, 1-based", 1, flags=("--start",), minimum=1, schema_maximum=100_000_000, metavar="LINE")
+    symbol: str | None = arg("read one definition (name or Class.method) instead of lines", None, flags=("--symbol",), metavar="NAME")
     notice: str | None = field(default=None, compare=False)
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> HeadQuery:
+        symbol = values.get("symbol")
+        if symbol is not None and not symbol.strip():
+            raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__', or leave it out to read by lines", field="symbol")
         return cls(**values, notice=notice)
+
+
+# code.outline.KINDS, written out so that the Queries import no code structure (a test keeps them equal)
+KINDS = ("class", "constructor", "destructor", "enum", "function", "impl", "interface", "macro", "method", "module", "namespace", "struct", "trait", "type", "union")
+
+
+@dataclass(frozen=True, slots=True)
+class OutlineQuery(Query):
+    """Validated outline input."""
+
+    path: str = arg("file to outline, repo-relative")
+    limit: int = arg("most definitions to list", 500, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=2000, metavar="N")
+
+
+@dataclass(frozen=True, slots=True)
+class SymbolsQuery(Query):
+    """Validated symbols input: definitions across the repository by name."""
+
+    query: str = arg("name, Class.method, or a prefix ending in '.' (Class.)")
+    path: str = arg("folder to search, repo-relative", ".")
+    kind: str | None = arg("only this kind: class, function, method, struct...", None, flags=("--kind",), metavar="KIND")
+    limit: int = arg("most definitions to list", 50, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=1000, metavar="N")
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> SymbolsQuery:
+        values["query"] = check_pattern(values["query"], "query").strip()
+        if values["kind"] is not None:  # checked here, not listed in the schema: the tool list stays small
+            values["kind"] = check_choice("kind", values["kind"], KINDS)
+        return cls(**values)
 
 
 @dataclass(frozen=True, slots=True)

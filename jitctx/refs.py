@@ -55,7 +55,9 @@ def file_ref(path: str, st: os.stat_result, *, ignored: bool = False, matches: i
 class LineRef:
     """One matching line (grep content mode), 1-based ``line``.
 
-    ``before``/``after`` are lists of ``{"line", "text"}`` context lines.
+    ``before``/``after`` are lists of ``{"line", "text"}`` context lines;
+    ``symbol`` is the qualname of the innermost definition around the line,
+    where the file has an outline.
     """
 
     path: str
@@ -65,9 +67,10 @@ class LineRef:
     text: str
     before: tuple[dict, ...] = ()
     after: tuple[dict, ...] = ()
+    symbol: str | None = None
 
     def to_dict(self) -> dict[str, object]:
-        return {
+        d: dict[str, object] = {
             "path": self.path,
             "size": self.size,
             "mtime": self.mtime,
@@ -76,6 +79,9 @@ class LineRef:
             "before": list(self.before),
             "after": list(self.after),
         }
+        if self.symbol is not None:
+            d["symbol"] = self.symbol
+        return d
 
 
 @dataclass(frozen=True, slots=True)

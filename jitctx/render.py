@@ -68,7 +68,7 @@ def _ref_line(r: FileRef, now: float | None) -> str:
 def _line_ref(r: LineRef) -> str:
     path = show_name(r.path)
     out = [f"{path}-{c['line']}-{c['text']}" for c in r.before]
-    out.append(f"{path}:{r.line}:{r.text}")
+    out.append(f"{path}:{r.line}:{r.text}" if r.symbol is None else f"{path}:{r.line} [{show_name(r.symbol)}]:{r.text}")
     out.extend(f"{path}-{c['line']}-{c['text']}" for c in r.after)
     return "\n".join(out)
 
@@ -88,7 +88,36 @@ def _excerpt(e: Excerpt, now: float | None) -> str:
     return "\n".join([head, *body])
 
 
+_KEYWORDS = {"function": ("def ", "func ", "fn ", "function "), "method": ("def ", "func ", "fn ", "function "), "constructor": ("def ",)}
+
+
+def _short_signature(kind: str, signature: str) -> str:
+    """An outline row's signature without the keyword its kind already says
+    (``def ``, ``func ``, ``class `` for a class...): outlines are read whole, so
+    every row's tokens count."""
+    for word in (*_KEYWORDS.get(kind, ()), kind + " "):
+        if signature.startswith(word):
+            signature = signature[len(word) :]
+            break
+    return signature[:-1].rstrip() if signature.endswith((":", "{")) else signature
+
+
+def _symbol(s, *, in_outline: bool = False) -> str:
+    """A symbol reference: an outline's row (indented by depth: lines, kind,
+    signature, [tokens]) or a symbols hit (path:lines, qualname, signature, tokens)."""
+    lines = f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}"
+    if in_outline:
+        sig = show_name(_short_signature(s.kind, s.signature) or s.name)
+        tokens = f" [{s.tokens:,}]" if s.tokens is not None else ""
+        return f"{'  ' * s.depth}{lines} {s.kind} {sig}{tokens}"
+    tokens = f"  ({s.tokens:,} tokens)" if s.tokens is not None else ""
+    sig = f"  {show_name(s.signature)}" if s.signature else ""
+    return f"{show_name(s.path)}:{lines}  {show_name(s.qualname)}{sig}{tokens}"
+
+
 def render_item(item: object, now: float | None = None) -> str:
+    if type(item).__name__ == "Symbol":  # structure.Symbol, not imported here (start-up cost)
+        return _symbol(item)
     if isinstance(item, Excerpt):
         return _excerpt(item, now)
     if isinstance(item, LineRef):
@@ -117,11 +146,21 @@ def _instruction(i: dict) -> str:
     return f"[instructions] {show_name(i['path'])} applies to files under {show_name(i.get('dir', '.'))}/; read it with head path={show_name(i['path'])}"
 
 
+def _of_lines(n: object) -> str:
+    return f", {n:,} lines" if isinstance(n, int) else ""
+
+
 def render_text(result: Result, now: float | None = None) -> str:
     """Compact text: stale notes, instructions met just now, the items, then the notice."""
     parts = [stale_line(s) for s in result.stale]
     parts += [_instruction(i) for i in result.instructions]
-    parts += [render_item(r, now) for r in result.results]
+    if result.tool == "outline":
+        if result.results:
+            where = f"{result.total:,} definitions{_of_lines(result.extra.get('lines'))}; lines kind signature [tokens]"
+            parts.append(f"==> {show_name(str(result.extra.get('path')))} ({where}) <==")
+        parts += [_symbol(r, in_outline=True) for r in result.results]
+    else:
+        parts += [render_item(r, now) for r in result.results]
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(result.notice)}")  # one line, whatever names it holds
     return "\n".join(parts)

@@ -15,7 +15,7 @@ from dataclasses import dataclass, replace
 
 from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
-from .query import FindQuery, HeadQuery, SearchQuery, TailQuery, check_tokens
+from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
 from .redact import redact_result
 from .refs import Result
 from .repo import Repo, find_root
@@ -24,6 +24,7 @@ from .tokens import DEFAULT_ENCODING, Tokenizer
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
 
@@ -60,6 +61,7 @@ class Workspace:
         self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
         self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
         self._preload_args: dict | None = None
+        self._code: CodeIndex | None = None
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -101,9 +103,20 @@ class Workspace:
         res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
 
-    def head(self, path: str, n: int = 100, *, start: int = 1, max_tokens: int | None = None) -> Result:
-        """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000)."""
-        return self._peek(HeadQuery.make(path=path, n=n, start=start), max_tokens)
+    def head(self, path: str, n: int = 100, *, start: int = 1, symbol: str | None = None, max_tokens: int | None = None) -> Result:
+        """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000); with
+        ``symbol``, exactly that definition's lines (``n`` and ``start`` unused)."""
+        q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol)
+        if q.symbol is None:
+            return self._peek(q, max_tokens)
+        from .structure import resolve_file
+
+        rel = resolve_file(self.policy, q.path)
+        d = self.code.find_symbol(rel, q.symbol)
+        lines = d.end_line - d.start_line + 1
+        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line), max_tokens)
+        res.extra["symbol"] = {"kind": d.kind, "qualname": d.qualname, "start_line": d.start_line, "end_line": d.end_line}
+        return res
 
     def tail(self, path: str, n: int = 100, *, max_tokens: int | None = None) -> Result:
         """The last ``n`` lines of a text file, read from the end."""
@@ -123,6 +136,38 @@ class Workspace:
         add_read_on(res)
         return res
 
+    @property
+    def code(self) -> CodeIndex:
+        """The code-structure index of this repository (opened on first use)."""
+        if self._code is None:
+            from .structure import CodeIndex
+
+            with self._lock:
+                if self._code is None:
+                    self._code = CodeIndex(self.repo, self.policy)
+        return self._code
+
+    def outline(self, path: str, *, limit: int = 500, max_tokens: int | None = None) -> Result:
+        """One file's definitions in source order, as symbol references (DESIGN 9):
+        kind, qualname, lines (decorators and doc comment included), signature,
+        exact tokens. A file type without a grammar: an empty result whose
+        notice says so."""
+        from .structure import resolve_file
+
+        q = OutlineQuery.make(path=path, limit=limit)
+        rel = resolve_file(self.policy, q.path)
+        res = self.code.outline(rel, limit=q.limit)
+        return self._finish(res, [rel], max_tokens, content=False)
+
+    def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
+        """Definitions across the repository by name, qualified name or prefix
+        (``__add__``, ``Rational.__add__``, ``Rational.``): exact before qualified
+        before prefix, source before tests."""
+        q = SymbolsQuery.make(query=query, path=path, kind=kind, limit=limit)
+        under = self.policy.resolve(q.path, want="dir").path if q.path not in (".", "") else ""
+        res = self.code.symbols(q.query, under=under, kind=q.kind, limit=q.limit)
+        return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
+
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
         """Search file contents (ripgrep regex syntax) under ``path``.
 
@@ -134,7 +179,22 @@ class Workspace:
         from .search import search
 
         res, paths = search(self.repo, self.policy, SearchQuery.make(pattern=pattern, path=path, **options))
+        self._add_symbols(res)
         return self._finish(res, paths, max_tokens, content=False)
+
+    def _add_symbols(self, res: Result) -> None:
+        """Content matches carry ``symbol``: the innermost definition around them (DESIGN 9)."""
+        from .refs import LineRef
+
+        lines = [r for r in res.results if isinstance(r, LineRef)]
+        if not lines:
+            return
+        try:
+            lookups = self.code.enclosing({r.path for r in lines})
+        except Exception:  # noqa: BLE001 -- an annotation; the matches stand without it
+            return
+        if lookups:
+            res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
@@ -254,6 +314,8 @@ class Workspace:
 
     def close(self) -> None:
         """Stop the watcher and end every ``watch`` stream; joins their threads."""
+        if self._code is not None:
+            self._code.close()
         with self._lock:
             watcher, self._watcher = self._watcher, None
             subscribers = self._subscribers

@@ -105,6 +105,7 @@ def test_content_mode_lines_with_context(ws, backend):
             "text": '    print(greet("world"))',
             "before": [{"line": 6, "text": "def main() -> None:"}],
             "after": [{"line": 8, "text": ""}],
+            "symbol": "main",  # the innermost definition around the match (DESIGN 9)
         },
     ]
 

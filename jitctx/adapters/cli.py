@@ -66,13 +66,15 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery
+    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
         ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
         ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
-        ("head", HeadQuery, "first lines of a file, numbered"),
+        ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
         ("tail", TailQuery, "last lines of a file, read from the end"),
+        ("outline", OutlineQuery, "a file's definitions as an indented tree: lines, kind, signature, tokens"),
+        ("symbols", SymbolsQuery, "find definitions by name across the repository (exact, Class.method, prefix)"),
     ):
         p = sub.add_parser(name, help=text)
         _query_options(p, query)
@@ -160,7 +162,17 @@ def _cmd_grep(args) -> int:
 
 def _cmd_head(args) -> int:
     ws = _workspace(args)
-    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, max_tokens=args.max_tokens))
+    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, symbol=args.symbol, max_tokens=args.max_tokens))
+
+
+def _cmd_outline(args) -> int:
+    ws = _workspace(args)
+    return _emit(args, ws.outline(_from_cwd(ws, args.path), limit=args.limit, max_tokens=args.max_tokens))
+
+
+def _cmd_symbols(args) -> int:
+    ws = _workspace(args)
+    return _emit(args, ws.symbols(args.query, _from_cwd(ws, args.path), kind=args.kind, limit=args.limit, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
@@ -241,6 +253,8 @@ _COMMANDS = {
     "grep": _cmd_grep,
     "head": _cmd_head,
     "tail": _cmd_tail,
+    "outline": _cmd_outline,
+    "symbols": _cmd_symbols,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,

@@ -48,7 +48,8 @@ POLL_SECONDS = 2.0  # how often an idle server re-checks the preloaded files (a 
 PROMPT = "repo_context"
 ENV_ROOTS = ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR")
 INSTRUCTIONS = (
-    "Repository context tools: glob finds files, grep searches contents, head/tail read lines. "
+    "Repository context tools: glob finds files, grep searches contents, head/tail read lines, "
+    "outline and symbols show definitions (then head with symbol reads one). "
     "Results are references first; read only what you need. A [stale] line means a file you were "
     "shown changed since: re-read it before relying on it."
 )
@@ -289,7 +290,7 @@ async def _cancellable(fn):
             await anyio.to_thread.run_sync(future.exception)
         raise
     finally:
-        pool.shutdown(wait=False)
+        pool.shutdown(wait=True)  # the call has ended on every path above: this only joins its thread
 
 
 def _preload_stale(stale) -> frozenset:
@@ -326,13 +327,14 @@ def _utf8(value):
 
 
 def tool_list() -> list[types.Tool]:
-    """The four tools, read-only, with the schemas ``jitctx.tools`` exports."""
+    """The tools, read-only, with the schemas ``jitctx.tools`` exports."""
     return [
         types.Tool(
             name=t.name,
             description=t.description,
             input_schema=t.schema(),
-            annotations=types.ToolAnnotations(read_only_hint=True, destructive_hint=False, idempotent_hint=True, open_world_hint=False),
+            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            # destructiveHint and idempotentHint only mean something when readOnlyHint is false (MCP spec): left out, the list stays under 2,000 tokens
         )
         for t in TOOLS.values()
     ]

@@ -1,6 +1,6 @@
 """Tool specs for agents: glob, grep, head, tail as schemas, and ``dispatch``.
 
-Owns the four tools (each a name, a description and the Query whose fields
+Owns the tools (each a name, a description and the Query whose fields
 are its arguments: the schema and the argument checks are derived from those
 fields, the same ones the Python API validates and the CLI offers), the
 export for OpenAI chat completions, OpenAI responses (strict) and Anthropic
@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
-from ..query import MAX_TOKENS, FindQuery, HeadQuery, Param, SearchQuery, TailQuery, params
+from ..query import MAX_TOKENS, FindQuery, HeadQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
 from ..workspace import Workspace
 
@@ -119,6 +119,7 @@ _TOOLS = (
         HeadQuery,
         "Read lines of a text file from the top, or from line start. Use to read a file found with glob or grep. "
         "Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret files are refused. "
+        "With symbol, exactly one definition. "
         'Example: {"path": "src/app.py", "start": 120, "n": 40}',
     ),
     (
@@ -128,6 +129,20 @@ _TOOLS = (
         "Returns numbered lines, read from the end (cheap on huge files). Binary and secret files are refused. "
         'Example: {"path": "CHANGELOG.md", "n": 30}',
     ),
+    (
+        "outline",
+        OutlineQuery,
+        "List a source file's definitions (classes, functions...). Use before reading a long file, then head with symbol. "
+        "Returns nested references with line ranges and token costs. "
+        'Example: {"path": "src/app.py"}',
+    ),
+    (
+        "symbols",
+        SymbolsQuery,
+        "Find where a name is defined across the repository. Use instead of grep for definitions. "
+        "Returns references with lines and token costs: exact, then Class.method, then prefix; source before tests. "
+        'Example: {"query": "Parser.parse"}',
+    ),
 )
 _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
@@ -135,7 +150,7 @@ TOOLS: dict[str, ToolSpec] = {name: ToolSpec(name, description, (*(p for p in pa
 
 
 def export_schemas(format: str = "openai") -> list[dict]:
-    """The four tools in a provider's shape.
+    """The tools in a provider's shape.
 
     ``openai``: chat completions ``tools`` entries (``{"type": "function",
     "function": {...}}``); ``openai-responses``: responses API entries with

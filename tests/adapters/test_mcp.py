@@ -72,10 +72,12 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
         async with Client(stdio_client(_params("--root", str(repo.root)), errlog=errlog)) as c:
             listed = await c.list_tools()
             tools = {t.name: t for t in listed.tools}
-            assert list(tools) == ["glob", "grep", "head", "tail"]
+            assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols"]
             assert all(t.annotations.read_only_hint is True for t in tools.values())
-            size = len(json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools]))
-            assert size < 6 * 1024
+            from jitctx.tokens import get_tokenizer
+
+            listing = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools])
+            assert get_tokenizer().count(listing) < 2000  # the whole tool list (issue 13)
 
             g = await c.call_tool("glob", {"pattern": "src/**/*.py", "sort": "path"})
             assert not g.is_error
@@ -233,7 +235,7 @@ def test_in_memory_tools_and_resources(repo):
 
     async def main():
         async with Client(app.server) as c:
-            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail"]
+            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail", "outline", "symbols"]
             res = (await c.list_resources()).resources
             assert [(r.uri, r.mime_type) for r in res] == [(PRELOAD_URI, "text/markdown")]
             assert [p.name for p in (await c.list_prompts()).prompts] == ["repo_context"]

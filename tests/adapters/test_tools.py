@@ -47,7 +47,8 @@ def test_export_anthropic_head_whole():
         "description": (
             "Read lines of a text file from the top, or from line start. Use to read a file found with glob or grep. "
             "Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret "
-            'files are refused. Example: {"path": "src/app.py", "start": 120, "n": 40}'
+            "files are refused. With symbol, exactly one definition. "
+            'Example: {"path": "src/app.py", "start": 120, "n": 40}'
         ),
         "input_schema": {
             "type": "object",
@@ -55,6 +56,7 @@ def test_export_anthropic_head_whole():
                 "path": {"type": "string", "description": "file to read, repo-relative"},
                 "n": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "number of lines (max 2000)", "default": 100},
                 "start": {"type": "integer", "minimum": 1, "maximum": 100000000, "description": "first line to show, 1-based", "default": 1},
+                "symbol": {"type": "string", "description": "read one definition (name or Class.method) instead of lines"},
                 "max_tokens": {"type": "integer", "minimum": 200, "maximum": 50000, "description": "cap on the rendered result", "default": 4000},
             },
             "required": ["path"],
@@ -85,8 +87,8 @@ def test_export_openai_responses_tail_whole():
 
 def test_export_openai_chat_shape():
     out = export_schemas("openai")
-    assert [t["type"] for t in out] == ["function"] * 4
-    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail"]
+    assert [t["type"] for t in out] == ["function"] * 6
+    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail", "outline", "symbols"]
     assert out[0]["function"]["parameters"] == TOOLS["glob"].schema()
 
 
@@ -147,9 +149,12 @@ def test_descriptions_follow_template_and_examples_validate():
         parse_arguments(name, example)
 
 
-def test_tool_list_size_under_6kb():
+def test_tool_list_under_2000_tokens():
+    from jitctx.tokens import get_tokenizer
+
+    count = get_tokenizer().count
     for fmt in FORMATS:
-        assert len(json.dumps(export_schemas(fmt))) < 6 * 1024, fmt
+        assert count(json.dumps(export_schemas(fmt))) < 2000, fmt
 
 
 def test_cli_tools_prints_each_format(capsys):
@@ -251,7 +256,7 @@ def _err(out: ToolOutput) -> dict:
 @pytest.mark.parametrize(
     ("name", "args", "message", "hint"),
     [
-        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail"),
+        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols"),
         ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob; '*' stays in one folder, '**/' spans folders)"),
         ("glob", {"pattern": "*", "colour": "red"}, "glob: unknown argument 'colour'", "glob takes: pattern, path, sort, limit, include_ignored, ignore_case, max_tokens"),
         ("glob", {"pattern": "*", "limit": True}, "glob: limit must be an integer, got a boolean true", "pass a JSON number without quotes, e.g. limit: 100"),
@@ -359,7 +364,7 @@ def test_grep_through_dispatch(ws):
     out = dispatch("grep", {"pattern": "def main", "mode": "content"}, workspace=ws)
     assert not out.is_error, out.text
     assert ("src/app.py", 6) in [(r["path"], r["line"]) for r in out.data["results"]]
-    assert "src/app.py:6:def main() -> None:" in out.text.splitlines()
+    assert "src/app.py:6 [main]:def main() -> None:" in out.text.splitlines()
     lone = dispatch("grep", {"pattern": "greet", "glob": "*.py"}, workspace=ws)
     assert not lone.is_error and all(r["path"].endswith(".py") for r in lone.data["results"])
 

@@ -1,0 +1,57 @@
+"""What the index stores for one file: its definitions, priced, and its lexical words.
+
+Owns :func:`analyze`, the extraction the index is refreshed with
+(``Index.refresh(..., analyze)``), and its identity :data:`ANALYZER` (rows
+made by another identity are rebuilt, never trusted). For every text file:
+the path's and the content's words (``words``); for a file with a grammar
+(``parse.language_for``), its outline's definitions, each with ``tokens``,
+the exact cost of reading it whole (the lines ``head --symbol`` shows, as
+the tokenizer counts an excerpt's content). A binary file (a NUL byte in its
+first 8 KiB) is declined. Module level and free of state, so that it
+pickles into worker processes. Does not read files (the index's caller
+does, through the safe-open seam) nor rank anything.
+"""
+
+from __future__ import annotations
+
+from . import words
+
+__all__ = ["ANALYZER", "analyze", "definition_text"]
+
+# Bump when what analyze() returns changes: stores made by another identity are rebuilt.
+ANALYZER = "jitctx.code.analyze/1"
+_PROBE = 8192
+
+
+def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
+    """The content ``head --symbol`` shows for lines ``start_line..end_line``
+    of ``lines`` (``text.split_lines``), as an excerpt's content is counted:
+    each line with its newline."""
+    return "".join(line + "\n" for line in lines[start_line - 1 : end_line])
+
+
+def analyze(path: str, data: bytes) -> tuple[list, str, str] | None:
+    """``(definitions, path_terms, content_terms)`` for ``data`` at ``path``, or
+    None for a binary file (see the module docstring)."""
+    if b"\0" in data[:_PROBE]:
+        return None
+    if data.startswith(b"\xef\xbb\xbf"):
+        data = data[3:]
+    text = data.decode("utf-8", "replace")  # a BOM is stripped above, as peek strips it
+    definitions: list = []
+    from .parse import language_for
+
+    language = language_for(path, data[:256])
+    if language is not None:
+        from dataclasses import replace
+
+        from ..text import split_lines
+        from ..tokens import get_tokenizer
+        from .outline import outline
+
+        found = outline(language, data).definitions
+        if found:
+            count = get_tokenizer().count
+            lines = split_lines(text)
+            definitions = [replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found]
+    return definitions, words.path_terms(path), words.content_terms(text)

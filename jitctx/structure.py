@@ -1,0 +1,324 @@
+"""Code structure for a workspace: the index kept current, outlines, symbols, one definition.
+
+Owns composing the on-disk index (``code.index``) with the repository: the
+listing it is refreshed with (the discovery universe, denied names left out,
+regular files only), reading through the safe-open seam, progress on a
+terminal, and the primitives built on it: ``outline`` (one file),
+``symbols`` (definitions by name across the repository), ``find_symbol``
+(the one definition ``head --symbol`` reads) and ``enclosing_symbols`` (the
+qualname grep's content matches carry). Answers are never older than the
+file: the files a call answers about are refreshed first (stat signature,
+then content hash). Does not own extraction (``code.analyze``), the store
+(``code.index``) or rendering.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import sys
+import time
+
+from .errors import PathError, QueryError
+from .refs import Result, mtime_of
+
+TYPE_CHECKING = False  # as typing's (workspace.py says why)
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from .code.index import Index
+    from .code.rows import Definition, RefreshStats
+    from .policy import PathPolicy
+    from .repo import Repo
+
+__all__ = ["CodeIndex", "Symbol"]
+
+_MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed (code.refresh)
+_PARSE_LIMIT = 200  # files grep parses for its symbol field when the index has no fresh row
+
+
+class Symbol:
+    """A definition as a reference (DESIGN 9): where it is and what reading it costs."""
+
+    __slots__ = ("depth", "end_line", "kind", "mtime", "name", "path", "qualname", "signature", "size", "start_line", "tokens")
+
+    def __init__(self, path: str, size: int, mtime: float, d: Definition) -> None:
+        self.path, self.size, self.mtime = path, size, mtime
+        self.kind, self.name, self.qualname = d.kind, d.name, d.qualname
+        self.start_line, self.end_line, self.signature = d.start_line, d.end_line, d.signature
+        self.tokens, self.depth = d.tokens, d.depth
+
+    @property
+    def lines(self) -> int:
+        return self.end_line - self.start_line + 1
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "mtime": self.mtime,
+            "kind": self.kind,
+            "name": self.name,
+            "qualname": self.qualname,
+            "start_line": self.start_line,
+            "end_line": self.end_line,
+            "signature": self.signature,
+            "tokens": self.tokens,
+            "depth": self.depth,
+        }
+
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, Symbol) and self.to_dict() == other.to_dict()
+
+    def __hash__(self) -> int:
+        return hash((self.path, self.qualname, self.start_line))
+
+    def __repr__(self) -> str:
+        return f"Symbol({self.path}:{self.start_line}-{self.end_line} {self.kind} {self.qualname})"
+
+
+def _progress_printer() -> Callable[[int, int], None] | None:
+    """Progress of a cold build on a terminal (stderr), at most ~5 lines a second; None elsewhere."""
+    try:
+        if not sys.stderr.isatty():
+            return None
+    except (AttributeError, ValueError):
+        return None
+    last = [0.0]
+
+    def show(done: int, total: int) -> None:
+        now = time.monotonic()
+        if done < total and now - last[0] < 0.2:
+            return
+        last[0] = now
+        end = "\n" if done >= total else ""
+        sys.stderr.write(f"\rjitctx: indexing {done:,}/{total:,} files (once per content; Ctrl-C is safe){end}")
+        sys.stderr.flush()
+
+    return show
+
+
+class CodeIndex:
+    """The index of one workspace's repository, opened on first use."""
+
+    def __init__(self, repo: Repo, policy: PathPolicy, *, cache_dir: str | None = None) -> None:
+        self.repo = repo
+        self.policy = policy
+        self.cache_dir = cache_dir
+        self._index: Index | None = None
+        self.last: RefreshStats | None = None
+
+    @property
+    def index(self) -> Index:
+        if self._index is None:
+            from .code.analyze import ANALYZER
+            from .code.index import Index
+
+            self._index = Index.open(self.repo.root, analyzer=ANALYZER, cache_dir=self.cache_dir)
+        return self._index
+
+    def close(self) -> None:
+        if self._index is not None:
+            self._index.close()
+            self._index = None
+
+    # -- keeping it current -------------------------------------------------
+
+    def _entries(self, paths: list[str]) -> list[tuple[str, int, int, int, int]]:
+        root = str(self.repo.root)
+        is_denied = self.policy.is_denied
+        out = []
+        for rel in paths:
+            if is_denied(rel):
+                continue
+            try:
+                st = os.lstat(os.path.join(root, rel))
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                out.append((rel, st.st_size, st.st_mtime_ns, st.st_ino, st.st_ctime_ns))
+        return out
+
+    def _read(self, opener) -> Callable[[str], bytes | None]:
+        def read(rel: str) -> bytes | None:
+            try:
+                data, _ = opener.read(rel, _MAX_BYTES + 1)
+            except OSError:
+                return None
+            return data
+
+        return read
+
+    def refresh(self, paths: list[str] | None = None, *, progress: bool = True) -> RefreshStats:
+        """Bring the index up to date: with the whole universe (``paths`` None), or
+        only with ``paths`` (repo-relative files; others are left as they are)."""
+        from .code.analyze import analyze
+
+        complete = paths is None
+        listed = self.repo.files() if paths is None else paths
+        entries = self._entries(listed)
+        workers = min(os.cpu_count() or 1, 4) if len(entries) > 200 else 1
+        with self.policy.opener() as opener:
+            self.last = self.index.refresh(
+                entries,
+                self._read(opener),
+                analyze,
+                complete=complete,
+                max_bytes=_MAX_BYTES,
+                workers=workers,
+                progress=_progress_printer() if progress else None,
+            )
+        return self.last
+
+    # -- the primitives -------------------------------------------------------
+
+    def _symbol(self, path: str, d: Definition) -> Symbol:
+        try:
+            st = os.lstat(os.path.join(self.repo.root, path))
+            size, mtime = st.st_size, mtime_of(st)
+        except OSError:
+            size, mtime = 0, 0.0
+        return Symbol(path, size, mtime, d)
+
+    def definitions(self, rel: str) -> tuple[Definition, ...]:
+        """The definitions of one file, fresh (the file is refreshed first)."""
+        self.refresh([rel], progress=False)
+        return self.index.definitions(rel)
+
+    def outline(self, rel: str, *, limit: int) -> Result:
+        """One file's symbols in source order (see ``Workspace.outline``)."""
+        from .code.parse import language_for
+
+        res = Result(tool="outline")
+        with self.policy.opener() as opener:
+            data = _peek_bytes(opener, rel)
+        if language_for(rel, data[:256]) is None:
+            ext = os.path.splitext(rel)[1] or os.path.basename(rel)
+            res.notice = f"no outline for {ext} files (no grammar for this file type); use grep to find lines, or head to read it."
+            return res
+        state_before = self.index.state(rel)
+        found = self.definitions(rel)
+        state = self.index.state(rel) or state_before
+        res.total = len(found)
+        res.results = [self._symbol(rel, d) for d in found[:limit]]
+        if len(found) > limit:
+            res.truncated = True
+            res.notice = f"showing {limit:,} of {len(found):,} definitions; raise limit to see more, or use symbols to find one by name."
+        if state is not None and state.skipped:
+            res.add_notice(_skip_note(rel, state.skipped))
+        elif not found:
+            res.add_notice(f"{rel} has no definitions (functions, classes, types) to outline; read it with head.")
+        res.extra = {"path": rel, "lines": _line_count(data)}
+        return res
+
+    def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
+        """Definitions by name across the repository (see ``Workspace.symbols``)."""
+        self.refresh()
+        found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
+        res = Result(tool="symbols", total=found.total, truncated=found.truncated)
+        res.results = [self._symbol(h.path, h.definition) for h in found.hits]
+        if found.truncated:
+            res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
+        elif not found.hits:
+            res.notice = (
+                f"no definition named {query!r}" + (f" under {under}" if under not in (".", "") else "") + "; try a prefix ('Name.' lists a class's members), or grep for the text."
+            )
+        return res
+
+    def find_symbol(self, rel: str, name: str) -> Definition:
+        """The one definition of ``rel`` named ``name`` (a name, a qualname, or a
+        qualname's tail on a dot boundary); ``QueryError`` when it is missing
+        or ambiguous, naming the candidates."""
+        found = self.definitions(rel)
+        want = name.strip()
+        if not want:
+            raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__'", field="symbol")
+        exact = [d for d in found if d.qualname == want]
+        if not exact:
+            exact = [d for d in found if d.qualname.endswith("." + want) or d.name == want]
+        if len(exact) == 1:
+            return exact[0]
+        if exact:
+            listed = "; ".join(f"{d.qualname} (lines {d.start_line}-{d.end_line})" for d in exact[:10])
+            more = f" and {len(exact) - 10} more" if len(exact) > 10 else ""
+            raise QueryError(
+                f"symbol {want!r} is ambiguous in {rel}: {len(exact)} definitions: {listed}{more}",
+                hint="pass the qualified name of the one you want, or read by lines with start and n",
+                field="symbol",
+            )
+        import difflib
+
+        names = sorted({d.qualname for d in found} | {d.name for d in found})
+        close = difflib.get_close_matches(want, names, n=5, cutoff=0.5)
+        if not found:
+            raise QueryError(f"no symbol {want!r} in {rel}: it has no definitions", hint="read it by lines (start, n), or find the name with symbols", field="symbol")
+        raise QueryError(
+            f"no symbol {want!r} in {rel}",
+            hint=(f"closest names there: {', '.join(close)}" if close else "list its definitions with outline") + "; or find it across the repository with symbols",
+            field="symbol",
+        )
+
+    def enclosing(self, paths: set[str]) -> dict[str, Callable[[int], Definition | None]]:
+        """For grep's ``symbol`` field: per file with a grammar, a lookup from a
+        line to its innermost definition. Uses the index's row when the file's
+        stat signature still matches it, else parses the file here (no index
+        write, no token counts), for at most ``_PARSE_LIMIT`` files."""
+        from .code.outline import innermost_lookup, outline
+        from .code.parse import language_for
+
+        out: dict[str, Callable[[int], Definition | None]] = {}
+        parsed = 0
+        entries = {e[0]: e for e in self._entries(sorted(paths))}
+        index = self.index
+        with self.policy.opener() as opener:
+            for rel, entry in entries.items():
+                if language_for(rel) is None and os.path.splitext(rel)[1]:
+                    continue
+                state = index.state(rel)
+                if state is not None and (state.size, state.mtime_ns, state.inode, state.ctime_ns) == entry[1:] and state.blob is not None:
+                    defs: tuple = index.definitions(rel)
+                else:
+                    if parsed >= _PARSE_LIMIT or entry[1] > _MAX_BYTES:
+                        continue
+                    try:
+                        data, _ = opener.read(rel, _MAX_BYTES + 1)
+                    except OSError:
+                        continue
+                    language = language_for(rel, data[:256])
+                    if language is None or b"\0" in data[:8192]:
+                        continue
+                    parsed += 1
+                    defs = outline(language, data).definitions
+                if defs:
+                    out[rel] = innermost_lookup(defs)
+        return out
+
+
+def _skip_note(rel: str, reason: str) -> str:
+    return {
+        "too_large": f"{rel} is over {_MAX_BYTES // (1024 * 1024)} MB: not outlined; use grep to find lines in it.",
+        "declined": f"{rel} is binary: no outline.",
+        "unreadable": f"{rel} could not be read: no outline.",
+    }.get(reason, f"{rel} was not outlined ({reason}).")
+
+
+def _peek_bytes(opener, rel: str) -> bytes:
+    """The file's first ``_MAX_BYTES + 1`` bytes through the safe-open seam (b"" when unreadable)."""
+    try:
+        return opener.read(rel, _MAX_BYTES + 1)[0]
+    except OSError:
+        return b""
+
+
+def _line_count(data: bytes) -> int | None:
+    if len(data) > _MAX_BYTES:
+        return None
+    return data.count(b"\n") + (0 if data.endswith(b"\n") or not data else 1)
+
+
+def resolve_file(policy: PathPolicy, path: str) -> str:
+    """``path`` (repo-relative) as a servable file's repo-relative name, or ``PathError``."""
+    target = policy.resolve(path, want="file")
+    if target.is_dir:
+        raise PathError(f"{path} is a folder", hint="outline takes one file; list a folder's files with glob", path=path, reason="is_dir")
+    return target.path

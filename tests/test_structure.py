@@ -1,0 +1,227 @@
+"""Code structure on a workspace: outline, symbols, head --symbol, grep's symbol field.
+
+Real tree-sitter over the ``code`` fixture (and ``basic`` for non-code files);
+the index lives in the test's own cache directory (conftest sets
+``JITCTX_CACHE_DIR``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+import pytest
+
+from jitctx.adapters.cli import main
+from jitctx.adapters.tools import TOOLS, dispatch
+from jitctx.code.outline import KINDS
+from jitctx.errors import QueryError
+from jitctx.query import KINDS as QUERY_KINDS
+from jitctx.workspace import Workspace
+
+
+@pytest.fixture
+def code(make_repo):
+    return make_repo("code")
+
+
+def _ws(repo) -> Workspace:
+    return Workspace(repo.root)
+
+
+def test_query_kinds_are_the_outline_kinds():
+    assert QUERY_KINDS == KINDS
+
+
+def test_outline_lists_definitions_nested_with_lines_and_tokens(code):
+    res = _ws(code).outline("rational.py")
+    quals = [s.qualname for s in res.results]
+    assert quals[:3] == ["Rational", "Rational.Error", "Rational.__init__"]
+    assert "Rational.__add__.lift" in quals and "main.Local.run" in quals
+    cls = res.results[0]
+    assert (cls.kind, cls.start_line) == ("class", 9)  # the doc comment and decorator above are included
+    assert all(s.tokens and s.tokens > 0 for s in res.results)
+    assert res.extra["lines"] == len((code.root / "rational.py").read_bytes().splitlines())
+
+
+def test_outline_text_is_an_indented_tree_far_smaller_than_the_file(code):
+    ws = _ws(code)
+    from jitctx.render import render_text
+
+    text = render_text(ws.outline("rational.py"))
+    lines = text.splitlines()
+    assert lines[0].startswith("==> rational.py (")
+    assert any(line.startswith("  ") and "method __init__(self, num, den=1) [" in line for line in lines)
+    body = "".join(
+        f'def step_{i}(state, value):\n    """Step {i}."""\n' + "".join(f"    state = state * {j} + value  # mix {j}\n" for j in range(12)) + "    return state\n\n\n"
+        for i in range(200)
+    )
+    code.write("big.py", body)
+    big = render_text(ws.outline("big.py"))
+    assert ws.tokenizer.count(big) * 10 < ws.tokenizer.count(body)  # an outline is a tenth of the file or less
+
+
+def test_outline_of_a_file_without_grammar_says_so_and_exits_1(code, capsys, monkeypatch):
+    (code.root / "notes.xyz").write_text("hello\n")
+    res = _ws(code).outline("notes.xyz")
+    assert res.results == [] and "no outline for .xyz files" in res.notice
+    monkeypatch.chdir(code.root)
+    assert main(["outline", "notes.xyz"]) == 1
+    assert "use grep" in capsys.readouterr().out
+
+
+def test_outline_refuses_folders_and_denied_files(repo):
+    ws = _ws(repo)
+    with pytest.raises(Exception, match="directory"):
+        ws.outline("src")
+    with pytest.raises(Exception, match="denied|deny"):
+        ws.outline(".env")
+
+
+def test_head_symbol_reads_exactly_one_definition_and_prices_it(code):
+    ws = _ws(code)
+    gcd = next(s for s in ws.outline("rational.py").results if s.qualname == "gcd")
+    res = ws.head("rational.py", symbol="gcd")
+    e = res.results[0]
+    assert (e.start_line, e.end_line) == (gcd.start_line, gcd.end_line)
+    assert e.content.startswith("def gcd(a, b):") and e.content.rstrip().endswith("return a")
+    assert e.tokens == gcd.tokens  # the outline's price is what the read costs
+    assert res.extra["symbol"]["qualname"] == "gcd"
+
+
+def test_head_symbol_ambiguous_lists_candidates_with_lines(code):
+    with pytest.raises(QueryError) as err:
+        _ws(code).head("rational.py", symbol="Rational.__add__")
+    msg = err.value.message
+    assert "ambiguous" in msg and "3 definitions" in msg and "lines 22-23" in msg
+
+
+def test_head_symbol_missing_names_the_closest(code):
+    with pytest.raises(QueryError) as err:
+        _ws(code).head("rational.py", symbol="Rationl")
+    assert "no symbol 'Rationl'" in err.value.message and "Rational" in err.value.hint
+
+
+def test_head_symbol_by_qualname_tail(code):
+    res = _ws(code).head("rational.py", symbol="Local.run")
+    assert res.results[0].content.strip().startswith("def run(self):")
+
+
+def test_symbols_exact_then_qualified_then_prefix(code):
+    ws = _ws(code)
+    res = ws.symbols("Rational")
+    assert res.results[0].qualname == "Rational" and res.results[0].path == "rational.py"
+    members = ws.symbols("Rational.")
+    assert {s.qualname for s in members.results} >= {"Rational.__init__", "Rational.Error", "Rational.value"}
+    assert ws.symbols("__init__", kind="method").results[0].qualname == "Rational.__init__"
+
+
+def test_symbols_source_before_tests(code):
+    (code.root / "tests").mkdir()
+    (code.root / "tests" / "test_gcd.py").write_text("def gcd(a, b):\n    return 1\n")
+    res = _ws(code).symbols("gcd")
+    assert [s.path for s in res.results] == ["rational.py", "tests/test_gcd.py"]
+
+
+def test_symbols_under_a_folder_and_limit_notice(code):
+    ws = _ws(code)
+    (code.root / "sub").mkdir()
+    (code.root / "sub" / "more.py").write_text("".join(f"def f{i}():\n    pass\n" for i in range(5)))
+    res = ws.symbols("f", path="sub", limit=2)
+    assert len(res.results) == 2 and res.truncated and res.total == 5 and "raise limit" in res.notice
+    assert all(s.path.startswith("sub/") for s in res.results)
+
+
+def test_symbols_none_found_says_so(code, capsys, monkeypatch):
+    monkeypatch.chdir(code.root)
+    assert main(["symbols", "NoSuchThing"]) == 1
+    assert "no definition named 'NoSuchThing'" in capsys.readouterr().out
+
+
+def test_index_is_incremental_and_never_stale(code):
+    ws = _ws(code)
+    ws.symbols("gcd")
+    first = ws.code.last
+    assert first.analyzed >= 10
+    ws.symbols("gcd")
+    assert ws.code.last.analyzed == 0
+    path = code.root / "rational.py"
+    path.write_text(path.read_text().replace("def gcd(a, b):", "def gcd2(a, b):"))
+    res = ws.symbols("gcd2")
+    assert ws.code.last.analyzed == 1
+    assert res.results[0].qualname == "gcd2"  # the answer is as new as the file
+
+
+def test_denied_files_are_never_indexed(repo):
+    ws = _ws(repo)
+    ws.symbols("greet")
+    paths = ws.code.index.paths()
+    assert "src/app.py" in paths
+    assert not any(p.endswith(".env") or p.endswith(".pem") for p in paths)
+
+
+def test_grep_content_matches_carry_their_symbol(code, capsys, monkeypatch):
+    ws = _ws(code)
+    res = ws.grep("return lift", mode="content")
+    assert res.results[0].symbol == "Rational.__add__"
+    assert res.to_dict()["results"][0]["symbol"] == "Rational.__add__"
+    monkeypatch.chdir(code.root)
+    assert main(["grep", "a % b", "--mode", "content"]) == 0
+    assert "rational.py:47 [gcd]:" in capsys.readouterr().out
+
+
+def test_grep_outside_definitions_has_no_symbol(code):
+    res = _ws(code).grep("^LIMIT = 10", mode="content")
+    assert res.results[0].symbol is None and "symbol" not in res.results[0].to_dict()
+
+
+def test_unwritable_cache_still_answers(code, monkeypatch, tmp_path):
+    blocked = tmp_path / "blocked"
+    blocked.write_text("a file, not a folder")
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(blocked / "cache"))
+    ws = _ws(code)
+    assert ws.symbols("gcd").results[0].qualname == "gcd"
+    assert ws.code.index.path is None and ws.code.index.notice
+
+
+def test_cli_outline_and_symbols_json(code, capsys, monkeypatch):
+    monkeypatch.chdir(code.root)
+    assert main(["outline", "tree.go", "--json"]) == 0
+    out = json.loads(capsys.readouterr().out)
+    assert out["tool"] == "outline" and all({"kind", "qualname", "start_line", "end_line", "tokens"} <= set(r) for r in out["results"])
+    assert main(["symbols", "gcd", "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["results"][0]["path"] == "rational.py"
+    assert main(["head", "rational.py", "--symbol", "gcd"]) == 0
+    assert "def gcd(a, b):" in capsys.readouterr().out
+
+
+def test_cli_symbol_errors_exit_2_with_the_candidates(code, capsys, monkeypatch):
+    monkeypatch.chdir(code.root)
+    assert main(["head", "rational.py", "--symbol", "__add__"]) == 2
+    err = capsys.readouterr().err
+    assert "ambiguous" in err and "Rational.__add__ (lines" in err
+
+
+def test_cli_outline_from_a_subfolder(code, capsys, monkeypatch):
+    monkeypatch.chdir(code.root / "bin")
+    assert main(["outline", "greet"]) in (0, 1)  # a shebang script: outlined by its interpreter's grammar
+    assert "error" not in capsys.readouterr().err
+
+
+def test_tools_offer_outline_symbols_and_head_symbol(code):
+    assert {"outline", "symbols"} <= set(TOOLS)
+    assert "symbol" in TOOLS["head"].schema()["properties"]
+    ws = _ws(code)
+    out = dispatch("symbols", {"query": "gcd"}, workspace=ws)
+    assert not out.is_error and out.data["results"][0]["qualname"] == "gcd"
+    out = dispatch("head", {"path": "rational.py", "symbol": "gcd"}, workspace=ws)
+    assert not out.is_error and "def gcd" in out.text
+    out = dispatch("outline", {"path": "rational.py", "limit": 0}, workspace=ws)
+    assert out.is_error and "limit" in out.data["error"]["message"]
+
+
+def test_index_store_lives_outside_the_repository(code):
+    ws = _ws(code)
+    ws.symbols("gcd")
+    store = ws.code.index.path
+    assert store is not None and not os.path.realpath(store).startswith(os.path.realpath(code.root))
