@@ -428,8 +428,8 @@ def _span_score(per_line: list[set[str]], start: int, end: int, weight: Callable
     return raw / (1.0 + math.log1p(length / 40.0)), tf
 
 
-def _why(tf: dict[str, int], weight: Callable[[str], float], extra: Iterable[str] = ()) -> tuple[str, ...]:
-    ranked = sorted(tf, key=lambda t: (-weight(t) * (1.0 + math.log(tf[t])), t))
+def _why(tf: dict[str, int], weight: Callable[[str], float], extra: Iterable[str] = (), named: set[str] | frozenset[str] = frozenset()) -> tuple[str, ...]:
+    ranked = sorted((t for t in tf if t not in named), key=lambda t: (-weight(t) * (1.0 + math.log(tf[t])), t))
     return tuple(dict.fromkeys([*extra, *ranked[:6]]))
 
 
@@ -455,7 +455,7 @@ def regions(
 
     per_line = _line_terms(lines, weights)
     named_at = {(getattr(d, "start_line", 0), getattr(d, "qualname", "")): name for d, name in named}
-    cands: list[tuple[float, int, int, Any, dict[str, int], tuple[str, ...]]] = []
+    cands: list[tuple[float, int, int, Any, dict[str, int], tuple[str, ...], frozenset[str]]] = []
     covered = [False] * len(lines)
     defs = list(definitions)
     for d in defs:
@@ -477,7 +477,7 @@ def regions(
         if end - start + 1 > 400:
             score *= 400 / (end - start + 1)  # a huge definition: its parts are better regions
         if score > 0:
-            cands.append((score, start, end, d, tf, tuple(reasons)))
+            cands.append((score, start, end, d, tf, tuple(reasons), frozenset(name_terms)))
     # windows where terms concentrate, over the lines no definition covers
     hit_lines = [i for i, ts in enumerate(per_line) if ts and not covered[i]]
     hit_lines.sort(key=lambda i: -sum(weight(t) for t in per_line[i]))
@@ -490,12 +490,12 @@ def regions(
         end = min(len(lines), start + WINDOW - 1)
         taken.append((start, end))
         score, tf = _span_score(per_line, start, end, weight)
-        cands.append((score, start, end, None, tf, ()))
+        cands.append((score, start, end, None, tf, (), frozenset()))
         if len(taken) >= 4 * limit:
             break
     cands.sort(key=lambda c: (-c[0], c[1]))
     chosen: list[Region] = []
-    for score, start, end, d, tf, extra in cands:
+    for score, start, end, d, tf, extra, in_name in cands:
         if any(not (end < r.start_line or start > r.end_line) for r in chosen):
             continue
         body = "\n".join(lines[start - 1 : end]) + "\n"
@@ -503,7 +503,7 @@ def regions(
         if tokens is None and count is not None:
             tokens = count(body)
         if d is not None:
-            chosen.append(Region(path, start, end, d.kind, d.qualname, d.signature, tokens, score, _why(tf, weight, extra)))
+            chosen.append(Region(path, start, end, d.kind, d.qualname, d.signature, tokens, score, _why(tf, weight, extra, in_name)))
         else:
             first = next((ln.strip() for ln in lines[start - 1 : end] if ln.strip()), "")
             chosen.append(Region(path, start, end, "lines", None, first[:120], tokens, score, _why(tf, weight)))
@@ -588,5 +588,5 @@ def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
     if not found.files:
         res.add_notice(f"no file holds any of the task's terms ({', '.join(list(found.terms.weights)[:12])}); name a function, a file or a message the code prints.")
     elif res.truncated:
-        res.add_notice(f"showing {len(found.files):,} of {found.total:,} matching files; raise limit to see more.")
+        res.add_notice(f"showing {len(found.files):,} of {found.total:,} matching files; name more of the task's words to narrow it, or raise --limit (CLI).")
     return res

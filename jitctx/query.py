@@ -396,8 +396,10 @@ MAX_LOCATE = 100  # files a locate call ranks and shows
 class LocateQuery(Query):
     """Validated locate input: a task in words; the files and regions it is about."""
 
-    task: str = arg("the task in words: what to change, names it involves", flags=("--task",), metavar="TEXT")
-    limit: int = arg("most files to show", 10, flags=("--limit",), minimum=1, maximum=MAX_LOCATE, clamp=True, schema_maximum=MAX_LOCATE, metavar="N")
+    task: str = arg("the task", flags=("--task",), metavar="TEXT")
+    limit: int = arg(
+        "most files to show", 10, flags=("--limit",), minimum=1, maximum=MAX_LOCATE, clamp=True, tool=False, metavar="N"
+    )  # not a tool argument: the tool list stays under 2,000 tokens
     notice: str | None = field(default=None, compare=False)
 
     @classmethod

@@ -124,6 +124,8 @@ def render_item(item: object, now: float | None = None) -> str:
         return _line_ref(item)
     if isinstance(item, FileRef):
         return _ref_line(item, now)
+    if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
+        return item.render(now)  # type: ignore[attr-defined]
     return json.dumps(item, ensure_ascii=False)
 
 

@@ -196,6 +196,42 @@ class Workspace:
         if lookups:
             res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
 
+    def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None) -> Result:
+        """The files and regions ``task`` is about, best first (DESIGN section 10).
+
+        Each result is a file (path, size, mtime, score, role, why, whole-file
+        tokens) with its best regions (definitions or line windows: lines,
+        symbol, signature, exact tokens, why). No content beyond a signature
+        line. The code index is brought up to date first (incremental; the
+        first call builds it). ``extra``: the ``terms`` searched and the
+        words ``dropped``. Bad input (an empty task, only stop words) is a
+        ``QueryError`` naming it.
+        """
+        from .locate import locate, to_result
+        from .query import LocateQuery
+        from .redact import redact_text
+        from .refs import mtime_of
+
+        q = LocateQuery.make(task=task, limit=limit)
+        code = self.code
+        stats = code.refresh()
+        notices = [stats.notice + " (slower: the index is rebuilt each time)"] if stats.notice and code.index.path is None else [stats.notice] if stats.notice else []
+        with self.policy.opener() as opener:
+
+            def read(rel: str) -> tuple[bytes, float] | None:
+                if self.policy.is_denied(rel):
+                    return None
+                try:
+                    data, st = opener.read(rel, 2 * 1024 * 1024)
+                except OSError:
+                    return None
+                return data, mtime_of(st)
+
+            found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count)
+        res = to_result(found, notices=[*notices, *([q.notice] if q.notice else [])])
+        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results]
+        return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
+
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
     def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):

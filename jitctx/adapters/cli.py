@@ -66,7 +66,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
+    from ..query import FindQuery, HeadQuery, LocateQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
         ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
@@ -80,6 +80,11 @@ def build_parser() -> argparse.ArgumentParser:
         _query_options(p, query)
         _max_tokens(p)
         _common(p)
+
+    p = sub.add_parser("locate", help="rank the files and regions a task is about, as references with token costs")
+    _query_options(p, LocateQuery)
+    _max_tokens(p)
+    _common(p)
 
     p = sub.add_parser("preload", help="print the stable prefix: instruction files and README within a token budget")
     p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
@@ -180,6 +185,13 @@ def _cmd_tail(args) -> int:
     return _emit(args, ws.tail(_from_cwd(ws, args.path), args.n, max_tokens=args.max_tokens))
 
 
+def _cmd_locate(args) -> int:
+    from ..query import LocateQuery
+
+    ws = _workspace(args)
+    return _emit(args, ws.locate(**_query_values(args, LocateQuery), max_tokens=args.max_tokens))
+
+
 def _cmd_preload(args) -> int:
     ws = _workspace(args)
     # the chain runs to the working directory, as agents load it, unless --cwd says otherwise
@@ -230,7 +242,7 @@ def _cmd_context(args) -> int:
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
         sys.stderr.write(f"jitctx: warning: {w}\n")
-    return EXIT_FOUND
+    return EXIT_EMPTY if ctx.located == 0 else EXIT_FOUND
 
 
 def _cmd_tools(args) -> int:
@@ -255,6 +267,7 @@ _COMMANDS = {
     "tail": _cmd_tail,
     "outline": _cmd_outline,
     "symbols": _cmd_symbols,
+    "locate": _cmd_locate,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,
