@@ -7,8 +7,8 @@ not own selection or layout (``assemble``) nor the ranking (``locate``).
 
 Evidence. ``ws.locate(task, limit=FILES)`` ranks files and picks up to
 three regions in each (definitions, or line windows where the task's terms
-concentrate). Each region is read with ``head`` (so it is recorded as read,
-and secrets are redacted as in any read) and becomes one evidence item
+concentrate). Each file's regions are read at once (``ws.read_regions``:
+recorded as read, secrets redacted as in any read) and becomes one evidence item
 labelled with its path, lines and why it was chosen. Items are laid out
 file by file in rank order; the assembler admits them by relevance, which
 is the file's score times ``REGION_DECAY`` per earlier region of the same
@@ -90,16 +90,18 @@ def _region_sources(ws, found, warnings: list[str]) -> tuple[list[Source], list[
         if not f.regions:
             candidates.append((f"ref:{f.path}", f"jitctx head {f.path}", f.tokens, f.path))
             continue
-        for k, r in enumerate(f.regions):
-            name = f"evidence:{f.path}:{r.start_line}-{r.end_line}"
-            try:
-                res = ws.head(f.path, r.end_line - r.start_line + 1, start=r.start_line)
-            except Exception as exc:  # tolerated: the window goes on without this region
-                warnings.append(f"evidence: reading {f.path}:{r.start_line}-{r.end_line} failed: {type(exc).__name__}: {exc}")
+        try:
+            res = ws.read_regions(f.path, [(r.start_line, r.end_line) for r in f.regions])
+        except Exception as exc:  # tolerated: the window goes on without this file's regions
+            warnings.append(f"evidence: reading {f.path} failed: {type(exc).__name__}: {exc}")
+            continue
+        for k, (r, e) in enumerate(zip(f.regions, res.results)):
+            if not getattr(e, "content", ""):
                 continue
+            name = f"evidence:{f.path}:{r.start_line}-{r.end_line}"
             what = f"{r.symbol} ({r.kind})" if r.symbol else "lines"
             why = ", ".join(r.why[:5])
-            for s in evidence_sources([e for e in res.results if getattr(e, "content", "")], relevance=round(base * REGION_DECAY**k, 6)):
+            for s in evidence_sources([e], relevance=round(base * REGION_DECAY**k, 6)):
                 label = f"{s.label} {what}; {why}" if why else f"{s.label} {what}"
                 sources.append(Source(name, "evidence", s.content, relevance=s.relevance, label=label))
                 candidates.append((name, r.read_call(), r.tokens, f.path))
@@ -193,7 +195,7 @@ def context_for_task(
     evidence: list[Source] = []
     candidates: list[tuple[str, str, int | None, str]] = []
     try:
-        found = ws.locate(task, limit=FILES)
+        found = ws.locate(task, limit=FILES, file_tokens=False)
     except Exception as exc:
         from .errors import QueryError
 
@@ -202,8 +204,7 @@ def context_for_task(
         warnings.append(f"evidence: locate failed: {type(exc).__name__}: {exc}")
     if found is not None:
         located = found.total
-        if found.notice:
-            warnings.append(f"evidence: {found.notice}")
+        warnings.extend(f"evidence: {n}" for n in found.extra.get("notes", ()))
         nested = [i["path"] for i in getattr(found, "instructions", ()) or ()]
         evidence, candidates = _region_sources(ws, found, warnings)
         evidence = _nested(ws, nested, warnings) + evidence

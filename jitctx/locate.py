@@ -35,6 +35,7 @@ The ranking, in order (docs/design.md "Task retrieval" says why):
 
 from __future__ import annotations
 
+import bisect
 import math
 import re
 from collections.abc import Callable, Iterable
@@ -73,6 +74,7 @@ WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
 CUE_BONUS = 0.4
+PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
 ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35}
@@ -396,13 +398,16 @@ def rank(index, terms: TaskTerms) -> tuple[list[_Candidate], dict[str, float], i
                 c.symbols.append(name)
                 c.bonus += share
             c.definitions.append((h.definition, name))
+    mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
     for c in found.values():
+        in_path = set(W.path_terms(c.path).split())
+        path_share = sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
         cue = any(("/" + cue + "/") in ("/" + c.path) or c.path.startswith(cue) for cue in terms.cues)
         prior = ROLE_PRIOR[c.role]
         if (c.role == "test" and terms.tests) or (c.role == "doc" and terms.docs):
             prior = max(prior, ROLE_PRIOR_ASKED[c.role])
         prior *= 1.0 + SIZE_PRIOR * math.log1p(c.size / 4096)
-        c.score = prior * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cue else 0.0))
+        c.score = prior * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cue else 0.0) + PATH_BONUS * path_share)
     ordered = sorted(found.values(), key=lambda c: (-c.score, c.path))
     return ordered, idf, len(found)
 
@@ -411,10 +416,26 @@ def rank(index, terms: TaskTerms) -> tuple[list[_Candidate], dict[str, float], i
 
 
 def _line_terms(lines: list[str], wanted: dict[str, float]) -> list[set[str]]:
-    out = []
-    for line in lines:
-        got = set(W.words(line)) if line else set()
-        out.append(got & wanted.keys() if got else got)
+    """The task terms each line holds. Only lines where some term occurs as a
+    substring (case folded) are split into words: a term is always a
+    substring of the line that holds it, and most lines hold none."""
+    out: list[set[str]] = [set() for _ in lines]
+    if not lines or not wanted:
+        return out
+    text = "\n".join(lines).lower()
+    starts = [0]
+    for line in lines[:-1]:
+        starts.append(starts[-1] + len(line) + 1)
+    candidates: set[int] = set()
+    for term in wanted:
+        at = text.find(term)
+        while at != -1:
+            row = bisect.bisect_right(starts, at) - 1
+            candidates.add(row)
+            at = text.find(term, starts[row + 1] if row + 1 < len(starts) else len(text))
+    keys = wanted.keys()
+    for row in candidates:
+        out[row] = set(W.words(lines[row])) & keys
     return out
 
 
@@ -443,8 +464,10 @@ def regions(
     named: Iterable[tuple[object, str]] = (),
     count: Callable[[str], int] | None = None,
     limit: int = REGIONS,
+    present: set[str] | None = None,
 ) -> list[Region]:
-    """The best ``limit`` non-overlapping regions of one file (see the module docstring)."""
+    """The best ``limit`` non-overlapping regions of one file (see the module
+    docstring); ``present``, when given, receives the task terms the file holds."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -454,6 +477,8 @@ def regions(
         return weights.get(t, 0.0)
 
     per_line = _line_terms(lines, weights)
+    if present is not None:
+        present.update(*per_line)
     named_at = {(getattr(d, "start_line", 0), getattr(d, "qualname", "")): name for d, name in named}
     cands: list[tuple[float, int, int, Any, dict[str, int], tuple[str, ...], frozenset[str]]] = []
     covered = [False] * len(lines)
@@ -532,6 +557,7 @@ def locate(
     limit: int = 10,
     count: Callable[[str], int] | None = None,
     regions_per_file: int = REGIONS,
+    file_tokens: bool = True,
 ) -> Located:
     """Rank the files of ``index`` for ``task`` and pick each shown file's regions.
 
@@ -539,6 +565,7 @@ def locate(
     caller's safe-open seam (None: unreadable now, listed without regions).
     ``count(text) -> tokens`` prices regions and files (None: not priced).
     ``repo_name``: the repository's own name, never evidence.
+    ``file_tokens``: price whole files too (regions always are).
     """
     terms = task_terms(task, repo_name=repo_name)
     ordered, idf, total = rank(index, terms)
@@ -561,9 +588,8 @@ def locate(
             text = data.decode("utf-8", "replace").replace("\r\n", "\n")
             if text.startswith("\ufeff"):
                 text = text[1:]
-            regs = regions(c.path, text, index.definitions(c.path), terms, idf, named=c.definitions, count=count, limit=regions_per_file)
-            present = set(W.words(text)) & weights.keys()
-            tokens = count(text) if count is not None else None
+            regs = regions(c.path, text, index.definitions(c.path), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present)
+            tokens = count(text) if count is not None and file_tokens else None
             lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
         files.append(FileHit(c.path, size, mtime, c.score, c.role, _file_why(c, terms, present, weight), tuple(regs), tokens, lines))
     notes = []
@@ -581,12 +607,13 @@ def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
     from .refs import Result
 
     res = Result("locate", list(found.files), total=found.total, truncated=found.total > len(found.files))
-    res.extra = {"terms": dict(found.terms.weights), "dropped": list(found.terms.dropped)}
-    for text in [*notices, found.notice]:
-        if text:
-            res.add_notice(text if text.endswith(".") else text + ".")
+    notes = [t if t.endswith(".") else t + "." for t in [*notices, found.notice] if t]
+    res.extra = {"terms": dict(found.terms.weights), "dropped": list(found.terms.dropped), "notes": notes}
+    for text in notes:
+        res.add_notice(text)
     if not found.files:
         res.add_notice(f"no file holds any of the task's terms ({', '.join(list(found.terms.weights)[:12])}); name a function, a file or a message the code prints.")
     elif res.truncated:
-        res.add_notice(f"showing {len(found.files):,} of {found.total:,} matching files; name more of the task's words to narrow it, or raise --limit (CLI).")
+        more = "+" if found.total >= CANDIDATES else ""
+        res.add_notice(f"showing {len(found.files):,} of {found.total:,}{more} matching files; name more of the task's words to narrow it, or raise --limit (CLI).")
     return res

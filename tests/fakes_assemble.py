@@ -89,7 +89,7 @@ class FakeWorkspace:
             got.extend(r for r in part if r not in got)
         return Result("glob", got, total=len(got))
 
-    def locate(self, task, *, limit=10, **kwargs):
+    def locate(self, task, *, limit=10, file_tokens=True, **kwargs):
         """The scripted ``locate`` result (a Result of FileHits), or raise it."""
         self.calls.append(("locate", task, limit))
         if isinstance(self._located, Exception):
@@ -105,3 +105,12 @@ class FakeWorkspace:
         shown = lines[start - 1 : start - 1 + n]
         content = "".join(line + "\n" for line in shown)
         return Result("head", [Excerpt(path, 100, 5.0, start, start + len(shown) - 1, len(lines), content, tokens=len(content.split()))], total=1)
+
+    def read_regions(self, path, spans):
+        """Each span as ``head`` would read it."""
+        self.calls.append(("read_regions", path, tuple(spans)))
+        items = []
+        for start, end in spans:
+            items.extend(self.head(path, end - start + 1, start=start).results)
+            self.calls.pop()
+        return Result("head", items, total=len(items))

@@ -61,9 +61,8 @@ def test_context_for_task_whole_window():
     assert ws.calls == [
         ("preload",),
         ("locate", "Fix greet in helpers", 20),
-        ("head", "src/util/helpers.py", 1, 2),
-        ("head", "src/util/helpers.py", 5, 2),
-        ("head", "src/app.py", 1, 30),
+        ("read_regions", "src/util/helpers.py", ((1, 2), (5, 6))),
+        ("read_regions", "src/app.py", ((1, 30),)),
     ]
     assert ctx.warnings == () and ctx.evicted == () and ctx.located == 2
 
