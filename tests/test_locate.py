@@ -185,3 +185,68 @@ def test_unreadable_file_is_listed_without_regions(tmp_path):
     idx = _index(tmp_path, FILES)
     got = L.locate(idx, "retry_request timeout", read=lambda p: None)
     assert got.files[0].path == "src/http/client.py" and got.files[0].regions == ()
+
+
+# -- through the Workspace, the CLI and the tool surface ---------------------------
+
+
+def test_workspace_locate_envelope(repo):
+    from jitctx.workspace import Workspace
+
+    res = Workspace(repo.root).locate("make greet shout")
+    assert res.tool == "locate" and res.results[0].path == "src/util/helpers.py"
+    d = res.to_dict()
+    assert d["results"][0]["regions"][0]["tokens"] > 0 and d["terms"] == {"greet": 1, "shout": 1}
+    assert d["notes"] == [] and not res.truncated
+
+
+def test_unwritable_cache_works_and_says_so(repo, tmp_path, monkeypatch):
+    from jitctx.workspace import Workspace
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(blocker / "cache"))
+    res = Workspace(repo.root).locate("make greet shout")
+    assert res.results[0].path == "src/util/helpers.py"
+    assert "kept in memory" in res.notice and "slower" in res.notice
+
+
+def test_long_task_through_the_cli_is_bounded_and_says_so(repo, capsys):
+    from jitctx.adapters import cli
+
+    task = "greet shout " + " ".join(f"extra{i}word" for i in range(12_000))  # ~130 KB
+    code = cli.main(["locate", "--task", task, "--root", str(repo.root), "--json"])
+    d = __import__("json").loads(capsys.readouterr().out)
+    assert code == 0 and d["results"][0]["path"] == "src/util/helpers.py"
+    assert "searched its first 48 of" in d["notice"] and "characters of the task were read" in d["notice"]
+
+
+def test_non_ascii_task_and_identifiers(repo, capsys):
+    from jitctx.adapters import cli
+
+    repo.write("src/größe.py", "def größe_berechnen(wert):\n    return wert * 2\n")
+    code = cli.main(["locate", "--task", "Größe berechnen falsch", "--root", str(repo.root), "--json"])
+    d = __import__("json").loads(capsys.readouterr().out)
+    assert code == 0 and d["results"][0]["path"] == "src/größe.py"
+    assert cli.main(["locate", "--task", "仕様を確認", "--root", str(repo.root)]) == 1  # no file holds it: said, exit 1
+    assert "no file holds any of the task's terms" in capsys.readouterr().out
+
+
+def test_denied_files_are_never_located(repo, capsys):
+    from jitctx.workspace import Workspace
+
+    repo.write(".env", "GREET_SECRET=shout\n")
+    res = Workspace(repo.root).locate("greet secret shout")
+    assert ".env" not in [f.path for f in res.results]
+
+
+def test_tool_dispatch_locate(repo):
+    from jitctx.adapters.tools import dispatch
+    from jitctx.workspace import Workspace
+
+    out = dispatch("locate", {"task": "make greet shout"}, workspace=Workspace(repo.root))
+    assert not out.is_error and out.data["results"][0]["path"] == "src/util/helpers.py"
+    assert "src/util/helpers.py" in out.text and "shout (function" in out.text
+    bad = dispatch("locate", {"task": "the and of"}, workspace=Workspace(repo.root))
+    assert bad.is_error and bad.data["error"]["type"] == "query_error" and "no words to search for" in bad.text
+    assert dispatch("locate", {}, workspace=Workspace(repo.root)).is_error
