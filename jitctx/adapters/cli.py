@@ -295,6 +295,17 @@ def _cmd_preload(args) -> int:
         sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
     for w in [] if args.json else pre.warnings:
         sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
+    if not args.json:  # the prefix on stdout stays byte-stable; what it cost is said beside it
+        if pre.text:
+            sys.stderr.write(f"jitctx: prefix: {pre.tokens:,} tokens of a {pre.budget:,}-token budget, {len(pre.files):,} file{'s' if len(pre.files) != 1 else ''}\n")
+        elif args.budget == 0:
+            sys.stderr.write("jitctx: note: preloading is off (--budget 0): nothing to print\n")
+        else:
+            from ..instructions import DEFAULT_FALLBACKS
+
+            names = ", ".join(("AGENTS.override.md", "AGENTS.md", *DEFAULT_FALLBACKS))
+            where = f"from the root down to {args.view.path(cwd)}" if cwd not in ("", ".") else "in the root"
+            sys.stderr.write(f"jitctx: note: nothing to preload: no instruction file ({names}) {where}, and no README at the root\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 

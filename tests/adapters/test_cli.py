@@ -305,3 +305,19 @@ def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsy
     with pytest.raises(SystemExit):
         main(["tools", "--help"])
     assert "--root" not in capsys.readouterr().out
+
+
+def test_issue_15_preload_says_what_it_cost_and_why_it_is_empty(repo, capsys, tmp_path):
+    code, out, err = run(capsys, "preload", "--root", str(repo.root))
+    assert code == 0 and out and err.startswith("jitctx: prefix: ") and " tokens of a 8,000-token budget" in err
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "x.txt").write_text("x\n")
+    code, out, err = run(capsys, "preload", "--root", str(tmp_path / "bare"))
+    assert code == 1 and out == "" and "nothing to preload: no instruction file (AGENTS.override.md, AGENTS.md" in err
+
+
+def test_issue_15_preload_readme_cut_names_the_budget_that_cut_it(repo, capsys):
+    repo.write("README.md", "".join(f"readme line {i} with a few words\n" for i in range(800)))
+    code, out, _ = run(capsys, "preload", "--root", str(repo.root), "--budget", "200", "--json")
+    notes = [f.get("note") for f in json.loads(out)["files"] if f["path"] == "README.md"]
+    assert notes and notes[0].startswith("README.md cut to fit the preload budget")  # not "the README cap", no stray space
