@@ -49,7 +49,7 @@ def test_context_for_task_whole_window():
         "[Evidence]\n"
         '==> src/app.py:3-7 <==\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet("world"))\n'
         "==> docs/guide.md:3 <==\n     3\tCall `greet` to say hello.\n"
-        "==> src/util/helpers.py (120 bytes) <==\n\n"
+        "==> src/util/helpers.py (120 B) <==\n\n"
         "[Task]\nFix greet in helpers\n"
     )
     content = (("ignore_case", True), ("limit", 20), ("mode", "content"))
