@@ -182,6 +182,61 @@ def _instruction(i: dict, view: View = _AS_IS) -> str:
     return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
 
 
+_OUTLINE_FLOOR = 4000  # characters (~1,000 tokens): an outline this small is shown whole, whatever the file's size
+
+
+def _outline(result: Result, v: View) -> list[str]:
+    """An outline as text: one row per definition when that costs at most a
+    tenth of the file (by characters, ~4 per token on both sides), else
+    folded: top-level rows, each one's members by name on one line (deeper
+    ones counted); then, if still too long, top-level rows without signatures."""
+    rows = result.results
+    if not rows:
+        return []
+    room = max(int(result.extra.get("size") or 0) // 10, _OUTLINE_FLOOR)
+    head = f"==> {show_name(v.path(str(result.extra.get('path'))))} ({result.total:,} definitions{_of_lines(result.extra.get('lines'))}"
+    full = [_symbol(r, in_outline=True) for r in rows]
+    if sum(map(len, full)) + len(full) <= room:
+        return [head + "; lines kind signature [tokens]) <==", *full]
+    for signatures in (True, False):
+        out = _folded(rows, signatures)
+        if sum(map(len, out)) + len(out) <= room or not signatures:
+            what = "lines kind signature [tokens]" if signatures else "lines kind name [tokens]"
+            note = (
+                f"[note] folded to fit a tenth of the file: members by name under each definition ({what} for the rest); "
+                "symbols with query 'Name.' lists a definition's members with lines and tokens, head with symbol reads one."
+            )
+            return [head + f"; {what}) <==", *out, v.hint(note)]
+    return full  # pragma: no cover
+
+
+def _folded(rows: list, signatures: bool) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(rows):
+        top = rows[i]
+        out.append(_symbol(top, in_outline=True) if signatures else _bare(top))
+        members: list[str] = []
+        deeper = 0
+        i += 1
+        while i < len(rows) and rows[i].depth > top.depth:
+            if rows[i].depth == top.depth + 1:
+                members.append(show_name(rows[i].name))
+            else:
+                deeper += 1
+            i += 1
+        if members or deeper:
+            more = f" (+{deeper:,} nested)" if deeper else ""
+            out.append(f"{'  ' * (top.depth + 1)}{', '.join(members)}{more}")
+    return out
+
+
+def _bare(s) -> str:
+    lines = f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}"
+    tokens = f" [{s.tokens:,}]" if s.tokens is not None else ""
+    return f"{'  ' * s.depth}{lines} {s.kind} {show_name(s.name)}{tokens}"
+
+
 def _of_lines(n: object) -> str:
     return f", {n:,} lines" if isinstance(n, int) else ""
 
@@ -194,10 +249,7 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
     parts = [stale_line(s, v) for s in result.stale]
     parts += [_instruction(i, v) for i in result.instructions]
     if result.tool == "outline":
-        if result.results:
-            where = f"{result.total:,} definitions{_of_lines(result.extra.get('lines'))}; lines kind signature [tokens]"
-            parts.append(f"==> {show_name(v.path(str(result.extra.get('path'))))} ({where}) <==")
-        parts += [_symbol(r, in_outline=True) for r in result.results]
+        parts += _outline(result, v)
     else:
         parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
     if result.notice:

@@ -241,28 +241,34 @@ def _listed_stat(opener: Opener, path: str, skipped: list[Skipped]) -> os.stat_r
 
 
 def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, where: str) -> dict:
-    """An empty result says what was searched and what was not, with counts."""
+    """An empty result says what was searched and what was not (DESIGN 3):
+    counted where the search pass itself yields the count, else named as a
+    class with the call that widens the search. An empty grep costs no extra
+    walk: no second rg pass for binary files, no git walk for the untracked
+    or ignored ones (docs/design.md, grep: "What an empty result says")."""
     spec = scope.spec
-    binary = outcome.binary if outcome.binary is not None else backend.binary_matches(scope)
+    binary = outcome.binary
     if spec.file is not None:
         res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
         return {"binary": binary, "denied": 0, "ignored": None}
-    universe = scope.files()
-    denied = len(scope.denied_among(universe))
-    ignored = None if q.include_ignored else scope.ignored_count()
-    searched = len(universe) - denied
     kinds = "files (all, ignored ones included)" if q.include_ignored else "tracked and untracked-not-ignored files" if scope.repo.is_git else "files not ignored by .gitignore"
-    if searched == 1:
+    if outcome.files_searched == 1:
         kinds = kinds.replace("files", "file", 1)
-    parts = []
-    if ignored is not None:
-        parts.append(f"{ignored:,} ignored (include_ignored=true widens)")
+    searched = f"{outcome.files_searched:,} {kinds} searched" if outcome.files_searched is not None else f"searched the {kinds}"
+    parts = [] if q.include_ignored else ["ignored files (include_ignored=true widens)"]
     if binary is not None:
         parts.append(f"{binary:,} binary file{'s' if binary != 1 else ''} containing the pattern")
-    parts.append(f"{denied:,} denied by policy")
+    else:
+        parts.append("binary files (a NUL byte in the text)")
+    if outcome.denied is None:
+        parts.append("files denied by policy")
+    elif outcome.denied_tracked_only:
+        parts.append(f"{outcome.denied:,} denied by policy (tracked; untracked ones not counted)")
+    else:
+        parts.append(f"{outcome.denied:,} denied by policy")
     filters = f", glob={list(q.glob)}" if q.glob else ""
-    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {kinds} in scope; not searched: {', '.join(parts)}.")
-    return {"binary": binary, "denied": denied, "ignored": ignored}
+    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched}; not searched: {', '.join(parts)}.")
+    return {"binary": binary, "denied": outcome.denied, "ignored": None}
 
 
 def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int], notes: list[str]):

@@ -19,7 +19,7 @@ from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery
 from .redact import redact_result
 from .refs import Result
 from .repo import Repo, find_root
-from .tokens import DEFAULT_ENCODING, Tokenizer
+from .tokens import DEFAULT_ENCODING, ContentCounts, Tokenizer
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
@@ -58,6 +58,8 @@ class Workspace:
         self.max_tokens = check_tokens(max_tokens)
         self.encoding = encoding
         self._tokenizer = tokenizer
+        # an excerpt's count: remembered on disk by content, so a head of content counted before loads no tokenizer
+        self.content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
         self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
@@ -133,7 +135,7 @@ class Workspace:
         cap = self._cap(max_tokens)
         if cap is not None:
             return fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
-        res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
         add_read_on(res)
         return res
 
