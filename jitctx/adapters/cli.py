@@ -97,6 +97,14 @@ _HELP = {
     ),
     "head": ("Prints the lines numbered, under a header with the file's line count, size, age and tokens.", ["jitctx head README.md", "jitctx head src/app.py --start 120 -n 40"]),
     "tail": ("Prints the last lines numbered (counted from the end for files over 8 MiB); cheap on huge files.", ["jitctx tail CHANGELOG.md -n 30"]),
+    "outline": (
+        "Prints one line per definition, indented by nesting: first-last line, kind, signature, [tokens to read it whole].",
+        ["jitctx outline src/app.py", "jitctx head src/app.py --symbol main  # then read one definition"],
+    ),
+    "symbols": (
+        "Prints one line per definition: path:first-last, qualified name, signature, tokens; exact names first.",
+        ["jitctx symbols Parser.parse", "jitctx symbols 'Rational.' --kind method", "jitctx symbols main src"],
+    ),
     "preload": (
         "Prints the prefix an agent loads first: AGENTS.md (or CLAUDE.md, GEMINI.md) from the root down to here, then the README.",
         ["jitctx preload", "jitctx preload --budget 4000 --json"],
