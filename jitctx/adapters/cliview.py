@@ -21,8 +21,8 @@ from ..render import View
 
 __all__ = ["CliView", "flag_for"]
 
-_TOOLS = ("head", "tail", "glob", "grep")
-_POSITIONAL = {"head": ("path",), "tail": ("path",), "glob": ("pattern", "path"), "grep": ("pattern", "path")}
+_TOOLS = ("head", "tail", "glob", "grep", "outline", "symbols")
+_POSITIONAL = {"head": ("path",), "tail": ("path",), "glob": ("pattern", "path"), "grep": ("pattern", "path"), "outline": ("path",), "symbols": ("query", "path")}
 # a value: quoted, a number with digit groups, or a run up to a space or punctuation that ends a clause
 _VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:])"
 _ARG = rf"[a-z_]+={_VALUE}"
@@ -40,9 +40,9 @@ def flag_for(name: str) -> str | None:
     """The CLI option for a parameter name (the long one; ``-n`` for ``n``), or ``None``."""
     if name in _EXTRA_FLAGS:
         return _EXTRA_FLAGS[name]
-    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery, params
+    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, params
 
-    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery):
+    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery, OutlineQuery, SymbolsQuery):
         for p in params(query):
             if p.name == name and p.arg.flags and p.arg.cli:
                 longs = [f for f in p.arg.flags if f.startswith("--")]
@@ -83,7 +83,7 @@ class CliView(View):
         raw = _unquote(value)
         if name == "path":
             return "PATH" if raw == "..." else shlex.quote(self.path(raw))
-        if name == "pattern":
+        if name in ("pattern", "query"):
             return shlex.quote(raw)
         flag = flag_for(name)
         if flag is None:

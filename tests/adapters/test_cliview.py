@@ -20,6 +20,8 @@ from jitctx.adapters.cliview import CliView
         ),
         ("list it with glob pattern='*' path='src'", "list it with jitctx glob '*' .."),
         ("pass backend='python'", "pass --backend python"),
+        ("read it with head path=src/util/a.py symbol='Parser.parse'", "read it with jitctx head a.py --symbol Parser.parse"),
+        ("find it with symbols query='Parser.' kind=method", "find it with jitctx symbols Parser. --kind method"),
         ("a plain sentence, the limit is 4,096", "a plain sentence, the limit is 4,096"),
     ],
 )
