@@ -30,6 +30,8 @@ _CALL = re.compile(rf"\b({'|'.join(_TOOLS)})((?: {_ARG})+)")
 _LOOSE = re.compile(rf"(?<![\w-])([a-z_]+)=({_VALUE})")
 _RAISE = re.compile(r"\braise (limit|max_tokens|timeout|n)\b")
 _WORDS = re.compile(r"(?<![\w=-])(max_tokens|fixed_strings|include_ignored|ignore_case|multiline)(?![\w=])")
+_BOUND = re.compile(r"(?<![\w-])([a-z_]+)(>=|<=)(\d[\d,]*)")  # pass limit>=1
+_SUBJECT = re.compile(r"^(?:([a-z]+): )?([a-z_]+)(?= must )")  # "limit must be ..." (an error's subject)
 _PLAIN = re.compile(r"[\w.,*/-]+")  # needs no shell quoting
 _PAGING = re.compile(r"\(offset/limit/path\)")
 
@@ -74,6 +76,10 @@ class CliView(View):
         if "=" in text:
             text = _CALL.sub(self._call, text)
             text = _LOOSE.sub(self._loose, text)
+        text = _BOUND.sub(lambda m: f"{flag_for(m.group(1))} {m.group(2)} {m.group(3)}" if flag_for(m.group(1)) else m.group(0), text)
+        text = _SUBJECT.sub(
+            lambda m: (m.group(1) + ": " if m.group(1) else "") + (flag_for(m.group(2)) or m.group(2)) if m.group(2) not in ("path", "pattern", "query") else m.group(0), text
+        )
         text = _RAISE.sub(lambda m: f"raise {flag_for(m.group(1))}", text)
         text = _PAGING.sub("(--offset/--limit/PATH)", text)
         return _WORDS.sub(lambda m: flag_for(m.group(1)) or m.group(1), text)
