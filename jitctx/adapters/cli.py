@@ -487,7 +487,11 @@ def main(argv: list[str] | None = None) -> int:
             from .cliview import CliView
 
             view = CliView()
-        _error(view.hint(exc.message), view.hint(exc.hint) if exc.hint else None)
+        message = exc.message
+        named = exc.fields.get("path")
+        if isinstance(named, str) and not os.path.isabs(named):  # the path as this shell names it
+            message = message.replace(repr(named), repr(view.path(named)))
+        _error(view.hint(message), view.hint(exc.hint) if exc.hint else None)
         if getattr(args, "json", False):
             _json_error(exc.to_dict())  # --json: the error is one JSON object on stdout too, as a tool call's
         return EXIT_ERROR

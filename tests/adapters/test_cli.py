@@ -220,7 +220,7 @@ def test_errors_name_the_path_as_typed_not_an_absolute_one(repo, capsys, monkeyp
     assert code == 2 and "path 'nope.txt' does not exist" in err
     monkeypatch.chdir(repo.root / "src")
     code, _, err = run(capsys, "head", "nope.py")
-    assert code == 2 and "path 'src/nope.py' does not exist" in err
+    assert code == 2 and "path 'nope.py' does not exist" in err  # as typed, from the working directory (issue 15)
     code, out, _ = run(capsys, "glob", "*.py", "util", "--sort", "path")
     assert code == 0 and "\nutil/helpers.py  " in out
 
