@@ -22,6 +22,7 @@ __all__ = [
     "Arg",
     "FindQuery",
     "HeadQuery",
+    "LocateQuery",
     "OutlineQuery",
     "Param",
     "Query",
@@ -406,4 +407,25 @@ class TailQuery(Query):
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> TailQuery:
+        return cls(**values, notice=notice)
+
+
+MAX_LOCATE = 100  # files a locate call ranks and shows
+
+
+@dataclass(frozen=True, slots=True)
+class LocateQuery(Query):
+    """Validated locate input: a task in words; the files and regions it is about."""
+
+    task: str = arg("the task", flags=("--task",), metavar="TEXT")
+    limit: int = arg(
+        "most files to show", 10, flags=("--limit",), minimum=1, maximum=MAX_LOCATE, clamp=True, tool=False, metavar="N"
+    )  # not a tool argument: the tool list stays under 2,000 tokens
+    notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> LocateQuery:
+        task = values["task"]
+        if not isinstance(task, str) or not task.strip():
+            raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. --task 'retry timeout in the HTTP client'", field="task")
         return cls(**values, notice=notice)

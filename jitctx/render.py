@@ -159,6 +159,8 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
         return _line_ref(item, view)
     if isinstance(item, FileRef):
         return _ref_line(item, now, view)
+    if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
+        return item.render(now, view)  # type: ignore[attr-defined]
     return json.dumps(item, ensure_ascii=False)
 
 

@@ -116,6 +116,11 @@ _HELP = {
         "directory), and each PATH given; edits to other files give no event.",
         ["jitctx watch --timeout 60", "jitctx watch src/app.py docs"],
     ),
+    "locate": (
+        "Prints the files a task is about, best first, each with why and its cost, and under each the regions\n"
+        "(definitions or line windows) that matter: lines, symbol, tokens, why. Read one with head --symbol.",
+        ['jitctx locate --task "where is the login form validated"', "jitctx locate --task 'fix Parser.parse on empty input' --limit 5 --json"],
+    ),
     "context": (
         "Prints a context window for a task: the prefix, evidence found by searching for the task's words, the task.",
         ['jitctx context --task "fix the login bug" --budget 8000'],
@@ -127,7 +132,8 @@ _HELP = {
 
 _EXITS_FOR = {
     "watch": "exit status: 0 if HEAD moved or a file changed before --timeout, 1 if nothing did, 2 error, 130 interrupted",
-    "context": "exit status: 0 window printed, 2 error (message on stderr; with --json also a JSON error object on stdout)",
+    "locate": "exit status: 0 files found, 1 nothing matched the task's words, 2 error (an empty or stop-words-only task)",
+    "context": "exit status: 0 window printed, 1 nothing located for the task, 2 error (message on stderr; with --json also a JSON error object on stdout)",
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
 }
@@ -148,7 +154,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
 
-    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
+    from ..query import FindQuery, HeadQuery, LocateQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
         ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
@@ -162,6 +168,11 @@ def build_parser() -> argparse.ArgumentParser:
         _query_options(p, query)
         _max_tokens(p)
         _common(p)
+
+    p = _sub(sub, "locate", "rank the files and regions a task is about, as references with token costs")
+    _query_options(p, LocateQuery)
+    _max_tokens(p)
+    _common(p)
 
     p = _sub(sub, "preload", "print the stable prefix: instruction files and README within a token budget")
     p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
@@ -290,6 +301,14 @@ def _cmd_tail(args) -> int:
     return _emit(args, ws.tail(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
+def _cmd_locate(args) -> int:
+    from ..query import LocateQuery
+
+    ws = _workspace(args)
+    values = {"task": None, **_query_values(args, LocateQuery)}  # no --task: the Query's own error names it
+    return _emit(args, ws.locate(**values, max_tokens=args.max_tokens))
+
+
 def _cmd_preload(args) -> int:
     ws = _workspace(args)
     # the chain runs to the working directory, as agents load it, unless --cwd says otherwise
@@ -396,7 +415,7 @@ def _cmd_context(args) -> int:
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
         sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
-    return EXIT_FOUND
+    return EXIT_EMPTY if ctx.located == 0 else EXIT_FOUND
 
 
 def _cmd_tools(args) -> int:
@@ -428,6 +447,7 @@ _COMMANDS = {
     "tail": _cmd_tail,
     "outline": _cmd_outline,
     "symbols": _cmd_symbols,
+    "locate": _cmd_locate,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,

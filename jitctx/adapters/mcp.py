@@ -48,8 +48,8 @@ POLL_SECONDS = 2.0  # how often an idle server re-checks the preloaded files (a 
 PROMPT = "repo_context"
 ENV_ROOTS = ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR")
 INSTRUCTIONS = (
-    "Repository context tools: glob finds files, grep searches contents, head/tail read lines, "
-    "outline and symbols show definitions (then head with symbol reads one). "
+    "Repository context tools: locate ranks what a task is about, glob finds files, grep searches contents, "
+    "head/tail read lines, outline and symbols show definitions (then head with symbol reads one). "
     "Results are references first; read only what you need. A [stale] line means a file you were "
     "shown changed since: re-read it before relying on it."
 )

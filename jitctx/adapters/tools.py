@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
-from ..query import MAX_TOKENS, FindQuery, HeadQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
+from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
 from ..workspace import Workspace
 
@@ -98,7 +98,7 @@ class ToolSpec:
 
 # Each description shares a template: what it does; when to use it; what it
 # returns and its limits; one example.
-_TOOLS = (
+_TOOLS: tuple[tuple[str, type, str], ...] = (
     (
         "glob",
         FindQuery,
@@ -144,9 +144,20 @@ _TOOLS = (
         'Example: {"query": "Parser.parse"}',
     ),
 )
+_TOOLS += (
+    (
+        "locate",
+        LocateQuery,
+        'Rank the files a task is about. Use first. Returns files, why, regions (lines, symbol, tokens). Example: {"task": "fix the retry timeout"}',
+    ),
+)
 _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
-TOOLS: dict[str, ToolSpec] = {name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS)) for name, query, description in _TOOLS}
+# locate answers with a few references: the default cap applies, and the tool list stays under 2,000 tokens
+_UNCAPPED = {"locate"}
+TOOLS: dict[str, ToolSpec] = {
+    name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,)))) for name, query, description in _TOOLS
+}
 
 
 def export_schemas(format: str = "openai") -> list[dict]:

@@ -87,8 +87,8 @@ def test_export_openai_responses_tail_whole():
 
 def test_export_openai_chat_shape():
     out = export_schemas("openai")
-    assert [t["type"] for t in out] == ["function"] * 6
-    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail", "outline", "symbols"]
+    assert [t["type"] for t in out] == ["function"] * 7
+    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
     assert out[0]["function"]["parameters"] == TOOLS["glob"].schema()
 
 
@@ -256,7 +256,7 @@ def _err(out: ToolOutput) -> dict:
 @pytest.mark.parametrize(
     ("name", "args", "message", "hint"),
     [
-        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols"),
+        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols, locate"),
         ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob relative to path: '*.md' is its top level, '**/*.md' every level)"),
         ("glob", {"pattern": "*", "colour": "red"}, "glob: unknown argument 'colour'", "glob takes: pattern, path, sort, limit, include_ignored, ignore_case, max_tokens"),
         ("glob", {"pattern": "*", "limit": True}, "glob: limit must be an integer, got a boolean true", "pass a JSON number without quotes, e.g. limit: 100"),
