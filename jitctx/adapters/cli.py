@@ -28,7 +28,7 @@ def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True)
 
 
 def _max_tokens(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens, cut at whole items (default: no cap)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens (held to 200-50,000), cut at whole items (default: no cap)")
 
 
 _CLI_TYPES = {"int": int, "float": float, "str": str}
