@@ -189,7 +189,7 @@ def params(cls: type) -> tuple[Param, ...]:
 
 MAX_TOKENS = Param(
     "max_tokens", "int", None, False, False,
-    Arg(f"cap on the rendered result in tokens ({MIN_TOKENS}-{MAX_TOKEN_CAP:,}; outside is clamped)", ("--max-tokens",), minimum=1, metavar="N"),
+    Arg(f"token cap on the result ({MIN_TOKENS}-{MAX_TOKEN_CAP:,})", ("--max-tokens",), minimum=1, metavar="N"),
 )  # fmt: skip
 
 

@@ -157,7 +157,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..query import FindQuery, HeadQuery, LocateQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
-        ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
+        ("glob", FindQuery, "list files matching a glob ('**/' spans folders), newest first"),
         ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
         ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
         ("tail", TailQuery, "last lines of a file, read from the end"),
