@@ -119,7 +119,9 @@ class Arg:
     the CLI's option strings; none makes it a positional argument.
     ``minimum``/``maximum`` bound the value (above the maximum: clamped with
     a notice when ``clamp``, else an error); ``schema_minimum``/
-    ``schema_maximum`` are the tool schema's bounds where they are tighter.
+    ``schema_maximum`` are the tool schema's bounds where they are tighter
+    (a clamped maximum is never in the schema: the tool surface clamps too,
+    one rule on every surface).
     ``choices``: the allowed strings. ``tool``/``cli``: whether the surface
     offers it. ``metavar``: the CLI's placeholder.
     """
