@@ -150,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="jitctx",
         description="Repository context for coding agents: references, not file dumps.",
+        epilog="Paths are taken from the working directory and printed from it. Exit status: "
+        + _EXITS.split(": ", 1)[1]
+        + ". jitctx COMMAND --help shows what it prints, with examples.",
     )
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
