@@ -230,9 +230,16 @@ class CodeIndex:
         if found.truncated:
             res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
         elif not found.hits:
-            res.notice = (
-                f"no definition named {query!r}" + (f" under {under}" if under not in (".", "") else "") + "; try a prefix ('Name.' lists a class's members), or grep for the text."
-            )
+            scope = "" if under in (".", "") else under
+            res.notice = f"no definition named {query!r}" + (f" under {under}" if scope else "")
+            last = query.rstrip(".").rsplit(".", 1)[-1]
+            near = [h for h in self.index.find(last, kind=kind, under=scope, limit=5).hits if h.tier == "exact"] if last and last != query else []
+            if near:  # Flask.route is Scaffold.route: an inherited or moved name
+                res.notice += (
+                    "; " + ", ".join(f"{h.definition.qualname} ({h.path}:{h.definition.start_line})" for h in near) + (" defines" if len(near) == 1 else " define") + f" {last!r}."
+                )
+            else:
+                res.notice += "; try a prefix ('Name.' lists a class's members), or grep for the text."
         return res
 
     def find_symbol(self, rel: str, name: str) -> Definition:

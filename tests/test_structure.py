@@ -241,3 +241,8 @@ def test_outline_of_a_file_of_many_small_methods_folds_members_to_stay_a_tenth(c
     text = render_text(res)
     assert ws.tokenizer.count(text) * 10 <= ws.tokenizer.count(body)
     assert "  method_0, method_1, method_2" in text and "folded" in text
+
+
+def test_symbols_qualified_miss_names_where_the_last_part_is_defined(code):
+    res = _ws(code).symbols("Fraction.gcd")
+    assert res.results == [] and "gcd (rational.py:45) defines 'gcd'" in res.notice
