@@ -223,8 +223,14 @@ class CodeIndex:
 
     def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
         """Definitions by name across the repository (see ``Workspace.symbols``)."""
-        self.refresh()
+        listed = self.repo.files()
+        # only files that can hold definitions need to be current for a lookup (a third of a
+        # large tree); the others' words wait for locate, whose refresh is complete
+        self.refresh(_defining(listed))
         found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
+        if any(not _exists(self.repo.root, h.path) for h in found.hits):  # a file deleted since a complete refresh
+            self.refresh()  # complete: removes the rows of files that left
+            found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
         res.results = [self._symbol(h.path, h.definition) for h in found.hits]
         if found.truncated:
@@ -309,6 +315,23 @@ class CodeIndex:
                 if defs:
                     out[rel] = innermost_lookup(defs)
         return out
+
+
+def _defining(paths: list[str]) -> list[str]:
+    """The paths that may have an outline: a known extension, or none (a script's shebang decides)."""
+    from .code.parse import EXTENSIONS
+
+    out = []
+    for rel in paths:
+        name = rel[rel.rfind("/") + 1 :]
+        dot = name.rfind(".")
+        if dot <= 0 or name[dot + 1 :].lower() in EXTENSIONS:
+            out.append(rel)
+    return out
+
+
+def _exists(root, rel: str) -> bool:
+    return os.path.lexists(os.path.join(root, rel))
 
 
 def _skip_note(rel: str, reason: str) -> str:
