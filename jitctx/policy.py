@@ -251,7 +251,7 @@ class PathPolicy:
                 f"path {given!r} does not exist",
                 path=given,
                 reason="not_found",
-                hint="find it with glob, e.g. pattern='**/" + PurePosixPath(given).name + "'",
+                hint="find it with glob pattern='**/" + PurePosixPath(given).name + "'",
             ) from None
         if not self.inside(real):
             raise self._outside(given)

@@ -133,6 +133,7 @@ class _Block:
     kept: int | None = None  # lines kept; None = omitted
     text: str = ""
     cut: bool = False
+    by_cap: bool = True  # a README cut by its own cap (else by what the budget left)
 
     @property
     def lines(self) -> tuple[str, ...]:
@@ -141,7 +142,7 @@ class _Block:
     def marker(self, k: int) -> str:
         loaded = self.cand.loaded
         path = self.cand.path
-        why = "to the README cap" if self.kind == "readme" else "to fit the preload budget"
+        why = "to the README cap" if self.kind == "readme" and self.by_cap else "to fit the preload budget"
         if loaded.complete:  # type: ignore[union-attr]
             kept = f"kept lines 1-{k:,} of {len(self.lines):,}" if k else f"kept 0 of {len(self.lines):,} lines"
         else:
@@ -223,6 +224,7 @@ def _allocate(tok, inst: list[_Block], readme: _Block | None, budget: int, readm
         used = sum(tok.count(b.text) + 1 for b in inst if b.kept is not None)
         if readme is not None:
             room = min(readme_cap, budget - used)
+            readme.by_cap = readme_cap <= budget - used
             if room >= readme.min_cost:
                 _fill(tok, readme, room)
             else:
@@ -365,7 +367,7 @@ def preload(
                 kept = block.lines[: block.kept]
                 included = tok.count("".join(line + "\n" for line in kept)) if block.cut else (whole if whole is not None else 0)
                 if block.cut:
-                    note = block.marker(block.kept)[2:-1]
+                    note = block.marker(block.kept)[3:-1]  # the marker without its "[… " and "]"
                     if block.kind == "instructions":
                         warnings.append(f"{c.path} was cut to fit budget={budget:,} tokens: kept {block.kept:,} lines")
                 if loaded.replaced:  # type: ignore[union-attr]

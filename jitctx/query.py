@@ -119,7 +119,9 @@ class Arg:
     the CLI's option strings; none makes it a positional argument.
     ``minimum``/``maximum`` bound the value (above the maximum: clamped with
     a notice when ``clamp``, else an error); ``schema_minimum``/
-    ``schema_maximum`` are the tool schema's bounds where they are tighter.
+    ``schema_maximum`` are the tool schema's bounds where they are tighter
+    (a clamped maximum is never in the schema: the tool surface clamps too,
+    one rule on every surface).
     ``choices``: the allowed strings. ``tool``/``cli``: whether the surface
     offers it. ``metavar``: the CLI's placeholder.
     """
@@ -189,7 +191,7 @@ def params(cls: type) -> tuple[Param, ...]:
 
 MAX_TOKENS = Param(
     "max_tokens", "int", None, False, False,
-    Arg(f"cap on the rendered result in tokens ({MIN_TOKENS}-{MAX_TOKEN_CAP:,}; outside is clamped)", ("--max-tokens",), minimum=1, metavar="N"),
+    Arg(f"token cap on the result ({MIN_TOKENS}-{MAX_TOKEN_CAP:,})", ("--max-tokens",), minimum=1, metavar="N"),
 )  # fmt: skip
 
 

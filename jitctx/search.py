@@ -266,7 +266,7 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
         parts.append(f"{outcome.denied:,} denied by policy (tracked; untracked ones not counted)")
     else:
         parts.append(f"{outcome.denied:,} denied by policy")
-    filters = f", glob={list(q.glob)}" if q.glob else ""
+    filters = f" (glob filters {', '.join(map(repr, q.glob))})" if q.glob else ""  # no key=value: read alike on every surface
     res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched}; not searched: {', '.join(parts)}.")
     return {"binary": binary, "denied": outcome.denied, "ignored": None}
 

@@ -28,6 +28,7 @@ from dataclasses import dataclass, field
 
 from .errors import QueryError
 from .refs import Excerpt, FileRef, LineRef, Result
+from .render import human_size
 
 __all__ = [
     "KINDS",
@@ -435,7 +436,7 @@ def evidence_sources(items: Iterable[object] | Result, *, relevance: float | Cal
                 body = _numbered(zip(range(it.start_line, it.start_line + len(it.lines)), it.lines))
             out.append(Source(f"evidence:{label}", "evidence", body, relevance=rel(it.path), timestamp=it.mtime, label=label))
         elif isinstance(it, FileRef):
-            what = f"{it.size:,} bytes"
+            what = human_size(it.size)  # one size format, as glob shows it
             if it.matches is not None:
                 what += f", {it.matches} matching line{'s' if it.matches != 1 else ''}"
             label = f"{it.path} ({what}{', denied' if it.denied else ''})"

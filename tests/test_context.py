@@ -233,7 +233,7 @@ def test_cli_context_bad_budget(repo, capsys, budget):
     code = cli.main(["context", "--task", "x", "--budget", budget, "--root", str(repo.root)])
     _, err = capsys.readouterr()
     assert code == 2
-    assert err == f"jitctx: error: budget must be at least 1, got {budget}\n  hint: pass budget>=1\n"
+    assert err == f"jitctx: error: --budget must be at least 1, got {budget}\n  hint: pass --budget >= 1\n"  # in CLI flags (issue 15)
 
 
 def test_cli_context_budget_not_a_number(repo, capsys):

@@ -527,7 +527,9 @@ def test_cli_warnings_go_to_stderr(pre, capsys):
     assert cli.main(["preload", "--root", str(pre.root), "--cwd", "near"]) == 0
     out = capsys.readouterr()
     assert out.out == ROOT + "\n" + README
-    assert out.err == "jitctx: warning: near/agents.md is not read: instruction file names are case-sensitive (rename it to AGENTS.md)\n"
+    warning, cost = out.err.splitlines()
+    assert warning == "jitctx: warning: near/agents.md is not read: instruction file names are case-sensitive (rename it to AGENTS.md)"
+    assert cost.startswith("jitctx: prefix: ")
 
 
 def test_issue_4_instruction_file_linking_to_a_denied_file_is_never_shown(make_repo):

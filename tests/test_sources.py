@@ -238,11 +238,11 @@ def test_evidence_labels_carry_path_and_line_range():
     assert [(s.name, s.label, s.relevance, s.timestamp) for s in items] == [
         ("evidence:src/app.py", "src/app.py:2-7", 1.0, 10.0),
         ("evidence:docs/guide.md", "docs/guide.md:1", 0.5, 20.0),
-        ("evidence:src/util/helpers.py", "src/util/helpers.py (1,234 bytes, 2 matching lines)", 1.0, 30.0),
+        ("evidence:src/util/helpers.py", "src/util/helpers.py (1.2 KB, 2 matching lines)", 1.0, 30.0),
         ("evidence:README.md:1-3 of 10", "README.md:1-3 of 10", 1.0, 40.0),
     ]
     assert item_text(items[0]) == "==> src/app.py:2-7 <==\n     2\t\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet('world'))\n"
-    assert item_text(items[2]) == "==> src/util/helpers.py (1,234 bytes, 2 matching lines) <==\n"
+    assert item_text(items[2]) == "==> src/util/helpers.py (1.2 KB, 2 matching lines) <==\n"
     assert item_text(items[3]) == "==> README.md:1-3 of 10 <==\n     1\t# Basic\n     2\t\n     3\tText\n"
 
 

@@ -759,7 +759,7 @@ def test_cli_watch_timeout_inf(repo, fake_preload, monkeypatch, capsys, timeout)
 def test_cli_watch_negative_or_nan_timeout_is_a_clear_error(repo, capsys, timeout):
     assert cli.main(["watch", "--root", str(repo.root), f"--timeout={timeout}"]) == 2
     err = capsys.readouterr().err
-    assert err.startswith(f"jitctx: error: timeout must be a number of seconds >= 0, got {float(timeout)!r}\n")
+    assert err.startswith(f"jitctx: error: --timeout must be a number of seconds >= 0, got {float(timeout)!r}\n")  # the flag (issue 15)
     assert "Traceback" not in err and "internal" not in err
 
 

@@ -28,7 +28,7 @@ def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True)
 
 
 def _max_tokens(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens, cut at whole items (default: no cap)")
+    p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens (held to 200-50,000), cut at whole items (default: no cap)")
 
 
 _CLI_TYPES = {"int": int, "float": float, "str": str}
@@ -97,6 +97,14 @@ _HELP = {
     ),
     "head": ("Prints the lines numbered, under a header with the file's line count, size, age and tokens.", ["jitctx head README.md", "jitctx head src/app.py --start 120 -n 40"]),
     "tail": ("Prints the last lines numbered (counted from the end for files over 8 MiB); cheap on huge files.", ["jitctx tail CHANGELOG.md -n 30"]),
+    "outline": (
+        "Prints one line per definition, indented by nesting: first-last line, kind, signature, [tokens to read it whole].",
+        ["jitctx outline src/app.py", "jitctx head src/app.py --symbol main  # then read one definition"],
+    ),
+    "symbols": (
+        "Prints one line per definition: path:first-last, qualified name, signature, tokens; exact names first.",
+        ["jitctx symbols Parser.parse", "jitctx symbols 'Rational.' --kind method", "jitctx symbols main src"],
+    ),
     "preload": (
         "Prints the prefix an agent loads first: AGENTS.md (or CLAUDE.md, GEMINI.md) from the root down to here, then the README.",
         ["jitctx preload", "jitctx preload --budget 4000 --json"],
@@ -142,6 +150,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="jitctx",
         description="Repository context for coding agents: references, not file dumps.",
+        epilog="Paths are taken from the working directory and printed from it. Exit status: "
+        + _EXITS.split(": ", 1)[1]
+        + ". jitctx COMMAND --help shows what it prints, with examples.",
     )
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -149,7 +160,7 @@ def build_parser() -> argparse.ArgumentParser:
     from ..query import FindQuery, HeadQuery, LocateQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
     for name, query, text in (
-        ("glob", FindQuery, "list files matching a gitignore-style pattern, newest first"),
+        ("glob", FindQuery, "list files matching a glob ('**/' spans folders), newest first"),
         ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
         ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
         ("tail", TailQuery, "last lines of a file, read from the end"),
@@ -314,6 +325,17 @@ def _cmd_preload(args) -> int:
         sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
     for w in [] if args.json else pre.warnings:
         sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
+    if not args.json:  # the prefix on stdout stays byte-stable; what it cost is said beside it
+        if pre.text:
+            sys.stderr.write(f"jitctx: prefix: {pre.tokens:,} tokens of a {pre.budget:,}-token budget, {len(pre.files):,} file{'s' if len(pre.files) != 1 else ''}\n")
+        elif args.budget == 0:
+            sys.stderr.write("jitctx: note: preloading is off (--budget 0): nothing to print\n")
+        else:
+            from ..instructions import DEFAULT_FALLBACKS
+
+            names = ", ".join(("AGENTS.override.md", "AGENTS.md", *DEFAULT_FALLBACKS))
+            where = f"from the root down to {args.view.path(cwd)}" if cwd not in ("", ".") else "in the root"
+            sys.stderr.write(f"jitctx: note: nothing to preload: no instruction file ({names}) {where}, and no README at the root\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 
@@ -488,7 +510,11 @@ def main(argv: list[str] | None = None) -> int:
             from .cliview import CliView
 
             view = CliView()
-        _error(view.hint(exc.message), view.hint(exc.hint) if exc.hint else None)
+        message = exc.message
+        named = exc.fields.get("path")
+        if isinstance(named, str) and not os.path.isabs(named):  # the path as this shell names it
+            message = message.replace(repr(named), repr(view.path(named)))
+        _error(view.hint(message), view.hint(exc.hint) if exc.hint else None)
         if getattr(args, "json", False):
             _json_error(exc.to_dict())  # --json: the error is one JSON object on stdout too, as a tool call's
         return EXIT_ERROR

@@ -15,23 +15,43 @@ from __future__ import annotations
 
 import posixpath
 import re
-import shlex
 
 from ..render import View
 
 __all__ = ["CliView", "flag_for"]
 
-_TOOLS = ("head", "tail", "glob", "grep")
-_POSITIONAL = {"head": ("path",), "tail": ("path",), "glob": ("pattern", "path"), "grep": ("pattern", "path")}
+_TOOLS = ("head", "tail", "glob", "grep", "outline", "symbols")
+_POSITIONAL = {"head": ("path",), "tail": ("path",), "glob": ("pattern", "path"), "grep": ("pattern", "path"), "outline": ("path",), "symbols": ("query", "path")}
 # a value: quoted, a number with digit groups, or a run up to a space or punctuation that ends a clause
 _VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:])"
 _ARG = rf"[a-z_]+={_VALUE}"
-_CALL = re.compile(rf"\b({'|'.join(_TOOLS)})((?: {_ARG})+)")
-_LOOSE = re.compile(rf"(?<![\w-])([a-z_]+)=({_VALUE})")
-_RAISE = re.compile(r"\braise (limit|max_tokens|timeout|n)\b")
-_WORDS = re.compile(r"(?<![\w=-])(max_tokens|fixed_strings|include_ignored|ignore_case|multiline)(?![\w=])")
-_PLAIN = re.compile(r"[\w.,*/-]+")  # needs no shell quoting
-_PAGING = re.compile(r"\(offset/limit/path\)")
+
+
+class _Rx:
+    """The translation's patterns, compiled at the first hint (a glob that prints
+    no notice pays nothing: ~2 ms of a CLI call)."""
+
+    def __init__(self) -> None:
+        self.call = re.compile(rf"\b({'|'.join(_TOOLS)})((?: {_ARG})+)")
+        self.arg = re.compile(rf"([a-z_]+)=({_VALUE})")
+        self.loose = re.compile(rf"(?<![\w-])([a-z_]+)=({_VALUE})")
+        self.raise_ = re.compile(r"\braise (limit|max_tokens|timeout|n)\b")
+        self.words = re.compile(r"(?<![\w=-])(max_tokens|fixed_strings|include_ignored|ignore_case|multiline)(?![\w=])")
+        self.bound = re.compile(r"(?<![\w-])([a-z_]+)(>=|<=)(\d[\d,]*)")  # pass limit>=1
+        self.subject = re.compile(r"^(?:([a-z]+): )?([a-z_]+)(?= must )")  # "limit must be ..." (an error's subject)
+        self.plain = re.compile(r"[\w.,*/-]+")  # needs no shell quoting
+        self.paging = re.compile(r"\(offset/limit/path\)")
+
+
+_rx: _Rx | None = None
+
+
+def _patterns() -> _Rx:
+    global _rx
+    if _rx is None:
+        _rx = _Rx()
+    return _rx
+
 
 _EXTRA_FLAGS = {"max_tokens": "--max-tokens", "budget": "--budget", "readme_budget": "--readme-budget", "timeout": "--timeout", "n": "-n"}
 
@@ -40,9 +60,9 @@ def flag_for(name: str) -> str | None:
     """The CLI option for a parameter name (the long one; ``-n`` for ``n``), or ``None``."""
     if name in _EXTRA_FLAGS:
         return _EXTRA_FLAGS[name]
-    from ..query import FindQuery, HeadQuery, SearchQuery, TailQuery, params
+    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, params
 
-    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery):
+    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery, OutlineQuery, SymbolsQuery):
         for p in params(query):
             if p.name == name and p.arg.flags and p.arg.cli:
                 longs = [f for f in p.arg.flags if f.startswith("--")]
@@ -71,20 +91,27 @@ class CliView(View):
         return posixpath.relpath(path, self.cwd)
 
     def hint(self, text: str) -> str:
+        rx = _patterns()
         if "=" in text:
-            text = _CALL.sub(self._call, text)
-            text = _LOOSE.sub(self._loose, text)
-        text = _RAISE.sub(lambda m: f"raise {flag_for(m.group(1))}", text)
-        text = _PAGING.sub("(--offset/--limit/PATH)", text)
-        return _WORDS.sub(lambda m: flag_for(m.group(1)) or m.group(1), text)
+            text = rx.call.sub(self._call, text)
+            text = rx.loose.sub(self._loose, text)
+        text = rx.bound.sub(lambda m: f"{flag_for(m.group(1))} {m.group(2)} {m.group(3)}" if flag_for(m.group(1)) else m.group(0), text)
+        text = rx.subject.sub(
+            lambda m: (m.group(1) + ": " if m.group(1) else "") + (flag_for(m.group(2)) or m.group(2)) if m.group(2) not in ("path", "pattern", "query") else m.group(0), text
+        )
+        text = rx.raise_.sub(lambda m: f"raise {flag_for(m.group(1))}", text)
+        text = rx.paging.sub("(--offset/--limit/PATH)", text)
+        return rx.words.sub(lambda m: flag_for(m.group(1)) or m.group(1), text)
 
     def _arg(self, name: str, value: str) -> str | None:
         """One argument as the CLI writes it; ``None`` to leave it as it is."""
+        from shlex import quote
+
         raw = _unquote(value)
         if name == "path":
-            return "PATH" if raw == "..." else shlex.quote(self.path(raw))
-        if name == "pattern":
-            return shlex.quote(raw)
+            return "PATH" if raw == "..." else quote(self.path(raw))
+        if name in ("pattern", "query"):
+            return quote(raw)
         flag = flag_for(name)
         if flag is None:
             return None
@@ -94,17 +121,19 @@ class CliView(View):
             return f"no {flag}"
         if raw == "...":
             return f"{flag} {name.upper()}"
-        return f"{flag} {raw if _PLAIN.fullmatch(raw) else shlex.quote(raw)}"
+        return f"{flag} {raw if _patterns().plain.fullmatch(raw) else quote(raw)}"
 
     def _call(self, m: re.Match) -> str:
+        from shlex import quote
+
         tool = m.group(1)
-        args = re.findall(rf"([a-z_]+)=({_VALUE})", m.group(2))
+        args = _patterns().arg.findall(m.group(2))
         positional = {name: _unquote(value) for name, value in args if name in _POSITIONAL[tool]}
         words = ["jitctx", tool]
         for name in _POSITIONAL[tool]:
             if name in positional:
                 value = positional[name]
-                words.append(shlex.quote(self.path(value) if name == "path" else value))
+                words.append(quote(self.path(value) if name == "path" else value))
         for name, value in args:
             if name in _POSITIONAL[tool]:
                 continue

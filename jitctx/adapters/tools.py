@@ -102,7 +102,7 @@ _TOOLS: tuple[tuple[str, type, str], ...] = (
     (
         "glob",
         FindQuery,
-        "Find files by name with a gitignore-style glob, newest first. Use to locate files before reading them. "
+        "Find files by name with a glob ('*.py': top of path, '**/*.py': all levels), newest first. Use to locate files before reading them. "
         "Returns references (path, size, age), never contents; git-ignored files are skipped unless asked; cut at limit with a notice. "
         'Example: {"pattern": "src/**/*.py"}',
     ),

@@ -220,7 +220,7 @@ def test_errors_name_the_path_as_typed_not_an_absolute_one(repo, capsys, monkeyp
     assert code == 2 and "path 'nope.txt' does not exist" in err
     monkeypatch.chdir(repo.root / "src")
     code, _, err = run(capsys, "head", "nope.py")
-    assert code == 2 and "path 'src/nope.py' does not exist" in err
+    assert code == 2 and "path 'nope.py' does not exist" in err  # as typed, from the working directory (issue 15)
     code, out, _ = run(capsys, "glob", "*.py", "util", "--sort", "path")
     assert code == 0 and "\nutil/helpers.py  " in out
 
@@ -294,7 +294,9 @@ def test_issue_15_json_errors_are_one_json_object_on_stdout(repo, capsys):
 
 
 def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsys):
-    for name in ("glob", "grep", "head", "tail", "preload", "watch", "context", "tools", "mcp"):
+    from jitctx.adapters.cli import _COMMANDS
+
+    for name in _COMMANDS:
         with pytest.raises(SystemExit):
             main([name, "--help"])
         out = capsys.readouterr().out
@@ -305,3 +307,19 @@ def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsy
     with pytest.raises(SystemExit):
         main(["tools", "--help"])
     assert "--root" not in capsys.readouterr().out
+
+
+def test_issue_15_preload_says_what_it_cost_and_why_it_is_empty(repo, capsys, tmp_path):
+    code, out, err = run(capsys, "preload", "--root", str(repo.root))
+    assert code == 0 and out and err.startswith("jitctx: prefix: ") and " tokens of a 8,000-token budget" in err
+    (tmp_path / "bare").mkdir()
+    (tmp_path / "bare" / "x.txt").write_text("x\n")
+    code, out, err = run(capsys, "preload", "--root", str(tmp_path / "bare"))
+    assert code == 1 and out == "" and "nothing to preload: no instruction file (AGENTS.override.md, AGENTS.md" in err
+
+
+def test_issue_15_preload_readme_cut_names_the_budget_that_cut_it(repo, capsys):
+    repo.write("README.md", "".join(f"readme line {i} with a few words\n" for i in range(800)))
+    code, out, _ = run(capsys, "preload", "--root", str(repo.root), "--budget", "200", "--json")
+    notes = [f.get("note") for f in json.loads(out)["files"] if f["path"] == "README.md"]
+    assert notes and notes[0].startswith("README.md cut to fit the preload budget")  # not "the README cap", no stray space

@@ -20,7 +20,13 @@ from jitctx.adapters.cliview import CliView
         ),
         ("list it with glob pattern='*' path='src'", "list it with jitctx glob '*' .."),
         ("pass backend='python'", "pass --backend python"),
+        ("read it with head path=src/util/a.py symbol='Parser.parse'", "read it with jitctx head a.py --symbol Parser.parse"),
+        ("find it with symbols query='Parser.' kind=method", "find it with jitctx symbols Parser. --kind method"),
         ("a plain sentence, the limit is 4,096", "a plain sentence, the limit is 4,096"),
+        ("limit must be at least 1, got 0", "--limit must be at least 1, got 0"),
+        ("pass limit>=1", "pass --limit >= 1"),
+        ("path 'x' must be a file", "path 'x' must be a file"),
+        ("find it with glob pattern='**/nope.py'", "find it with jitctx glob '**/nope.py'"),
     ],
 )
 def test_issue_15_canonical_hints_become_command_lines(canonical, cli):

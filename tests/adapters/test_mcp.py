@@ -461,3 +461,19 @@ def test_issue_15_resource_templates_list_is_empty_not_an_error(repo):
             assert (await c.list_resource_templates()).resource_templates == []
 
     _run(main)
+
+
+def test_issue_15_the_python_client_example_in_docs_agents_md_runs(repo, capsys):
+    """docs/agents.md's client example, run against the fixture repo (the server started as this Python)."""
+    import re
+    from pathlib import Path
+
+    doc = (Path(__file__).parents[2] / "docs" / "agents.md").read_text()
+    code = re.search(r"## A Python MCP client.*?```python\n(.*?)```", doc, re.S).group(1)
+    code = code.replace(
+        'command="jitctx", args=["mcp", "--root", "fixtures_repo/basic"]', f'command={sys.executable!r}, args=["-m", "jitctx", "mcp", "--root", {str(repo.root)!r}]'
+    )
+    assert str(repo.root) in code
+    exec(compile(code, "docs/agents.md", "exec"), {"__name__": "example"})
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].startswith("jitctx ['glob', 'grep'") and out[1] == "False" and out[-1] == "src/util/helpers.py"

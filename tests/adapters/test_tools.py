@@ -57,7 +57,7 @@ def test_export_anthropic_head_whole():
                 "n": {"type": "integer", "minimum": 1, "description": "number of lines (max 2000)", "default": 100},
                 "start": {"type": "integer", "minimum": 1, "description": "first line to show, 1-based", "default": 1},
                 "symbol": {"type": "string", "description": "read one definition (name or Class.method) instead of lines"},
-                "max_tokens": {"type": "integer", "minimum": 1, "description": "cap on the rendered result in tokens (200-50,000; outside is clamped)", "default": 4000},
+                "max_tokens": {"type": "integer", "minimum": 1, "description": "token cap on the result (200-50,000)", "default": 4000},
             },
             "required": ["path"],
             "additionalProperties": False,
@@ -76,7 +76,7 @@ def test_export_openai_responses_tail_whole():
             "properties": {
                 "path": {"type": "string", "description": "file to read, repo-relative"},
                 "n": {"type": ["integer", "null"], "minimum": 1, "description": "number of lines (max 2000)"},
-                "max_tokens": {"type": ["integer", "null"], "minimum": 1, "description": "cap on the rendered result in tokens (200-50,000; outside is clamped)"},
+                "max_tokens": {"type": ["integer", "null"], "minimum": 1, "description": "token cap on the result (200-50,000)"},
             },
             "required": ["path", "n", "max_tokens"],
             "additionalProperties": False,
