@@ -18,12 +18,14 @@ by each method, the methods one after the other on the same task. Methods:
   window of whole files would. The files are the window's, in order.
 - ``jitctx``: the jitctx installed beside this interpreter, as a user runs
   it, one process per task, in the repository (cwd and ``--root``):
-  ``jitctx locate --task T --budget N --json`` when that command exists
-  (the files of its ``results`` in order), else ``jitctx context --task T
-  --budget N --json``, whose files are the evidence labels of the window
-  text (``==> path:12-40 <==``, ``==> path (...) <==``) in order of first
-  appearance; the instructions section (AGENTS.md, README) is not evidence.
-  The route taken is recorded. jitctx builds whatever it caches on that
+  ``jitctx locate --task T --limit 10 --json`` (the files of its
+  ``results`` in order; references, so no window tokens), or ``jitctx
+  context`` when ``locate`` does not exist.
+- ``jitctx-context``: ``jitctx context --task T --budget N --json``, whose
+  files are the evidence labels of the window text (``==> path:12-40 ...
+  <==``, ``==> path (...) <==``) in order of first appearance; the
+  instructions section (AGENTS.md, README) is not evidence. A window over
+  the budget is an error (a miss). The route taken is recorded. jitctx builds whatever it caches on that
   first call: the time is a cold start.
 
 Figures, per method (all tasks, then per repository): hit@1 (the first file
@@ -54,12 +56,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locate_tasks import kind
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data") / "locate"
-METHODS = ("bm25", "bm25-all", "jitctx")
+METHODS = ("bm25", "bm25-all", "jitctx", "jitctx-context")
 BINARY_PROBE = 8000  # bytes searched for a NUL, as git does
 RANKED = 200  # bm25 candidates considered for the window
 MIN_FILE_TOKENS = 20  # the window is full when less is left
 INDEX_VERSION = 2  # in the index file name: a new schema builds anew
-_LABEL = re.compile(r"^==> (.+?)(?::\d+-\d+| \([^)]*\))? <==$", re.MULTILINE)
+_LABEL = re.compile(r"^==> (\S+?)(?::\d+(?:-\d+)?)?(?: .*)? <==$", re.MULTILINE)
 _SECTION = re.compile(r"^\[([A-Z][A-Za-z ]*)\]$", re.MULTILINE)
 _WORD = re.compile(r"[^\W_]+")  # what unicode61 keeps as a token
 
@@ -145,12 +147,12 @@ class Bm25:
 class Jitctx:
     """jitctx as a subprocess (module docstring): ``locate`` when it exists, else ``context``."""
 
-    def __init__(self, budget: int, timeout: float) -> None:
+    def __init__(self, budget: int, timeout: float, route: str = "locate") -> None:
         self.budget, self.timeout = budget, timeout
         script = Path(sys.executable).with_name("jitctx")
         self.argv = [str(script)] if script.exists() else [sys.executable, "-m", "jitctx"]
         probe = self._run(["locate", "--help"])
-        self.route = "locate" if probe.returncode == 0 else "context"
+        self.route = route if probe.returncode == 0 else "context"
         self.version = self._run(["--version"]).stdout.strip()
 
     def _run(self, args: list[str], cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -166,19 +168,8 @@ class Jitctx:
     def run(self, task: str, root: Path) -> dict:
         t = time.perf_counter()
         try:
-            proc = self._run(
-                [
-                    self.route,
-                    "--task",
-                    task,
-                    "--budget",
-                    str(self.budget),
-                    "--json",
-                    "--root",
-                    str(root),
-                ],
-                root,
-            )
+            size = ["--limit", "10"] if self.route == "locate" else ["--budget", str(self.budget)]
+            proc = self._run([self.route, "--task", task, *size, "--json", "--root", str(root)], root)
         except subprocess.TimeoutExpired:
             return {
                 "files": [],
@@ -197,9 +188,13 @@ class Jitctx:
         out = json.loads(proc.stdout) if proc.stdout.strip() else {}
         if self.route == "locate":
             files = list(dict.fromkeys(r["path"] for r in out.get("results", []) if r.get("path")))
+            tokens = None  # references, not a window
         else:
             files = evidence_files(out.get("text", ""))
-        return {"files": files, "tokens": out.get("tokens"), "seconds": seconds}
+            tokens = out.get("tokens")
+            if tokens is not None and tokens > self.budget:
+                return {"files": files, "tokens": tokens, "seconds": seconds, "error": f"window of {tokens:,} tokens is over the budget {self.budget:,}"}
+        return {"files": files, "tokens": tokens, "seconds": seconds}
 
 
 def evidence_files(text: str) -> list[str]:
@@ -374,14 +369,14 @@ def main(argv: list[str] | None = None) -> int:
         "methods": methods,
     }
     for m in methods:
-        if m == "jitctx":
-            runners[m] = j = Jitctx(args.budget, args.timeout)
+        if m.startswith("jitctx"):
+            runners[m] = j = Jitctx(args.budget, args.timeout, "context" if m == "jitctx-context" else "locate")
             config |= {
-                "jitctx_version": j.version,
-                "jitctx_route": j.route,
-                "jitctx_argv": j.argv,
+                f"{m}_version": j.version,
+                f"{m}_route": j.route,
+                f"{m}_argv": j.argv,
             }
-            print(f"jitctx: {j.version} via `{j.route}` ({' '.join(j.argv)})", flush=True)
+            print(f"{m}: {j.version} via `{j.route}` ({' '.join(j.argv)})", flush=True)
         else:
             runners[m] = Bm25(args.budget, "all" if m == "bm25-all" else "source", enc)
     results = run_all(tasks, runners, args.data)

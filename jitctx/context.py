@@ -1,23 +1,33 @@
-"""``context_for_task``: a window for a task, from the preload, evidence and the assembler.
+"""``context_for_task``: a window for a task, from the preload, located regions and the assembler.
 
-Owns the simple relevance rule that turns a task into evidence (below) and
-wiring the Workspace into the assembler's sources. Does not own selection or
-layout (``assemble``) nor how grep/glob search (the primitives).
+Owns turning a task into evidence through ``Workspace.locate`` (the ranking
+lives in ``locate``), reading the chosen regions, and saying in the window
+itself what did not fit; wiring it all into the assembler's sources. Does
+not own selection or layout (``assemble``) nor the ranking (``locate``).
 
-Relevance rule. The task's keywords are its identifier-like words
-(``[A-Za-z_][A-Za-z0-9_]*``) of 3+ characters, lower-cased, stop words
-removed, first 8 kept in order. One case-insensitive ``grep`` for any
-keyword in count mode (up to 2,000 files) says which files match and how
-often; one case-insensitive ``glob`` ``**/*{kw1,kw2,...}*`` (up to 20 files a
-keyword) finds files by name. The matching files are ranked by how many
-keywords their path holds, then by matching lines, and the first 24 are read
-(one ``grep`` each, up to 20 matching lines). A file's relevance is the share
-of keywords it hits, in its matching lines or its path: 3 of 4 keywords ->
-0.75. Files read become line evidence (their matching lines, numbered);
-files found by name, or matching but not read with a keyword in their path,
-become references. Their mtime is their timestamp (recency). Nested
-instruction files that the searches met just in time (``instructions`` of
-their results) are read with ``head`` and come first, with relevance 1.
+Evidence. ``ws.locate(task, limit=FILES)`` ranks files and picks up to
+three regions in each (definitions, or line windows where the task's terms
+concentrate). Each file's regions are read at once (``ws.read_regions``:
+recorded as read, secrets redacted as in any read) and becomes one evidence item
+labelled with its path, lines and why it was chosen. Items are laid out
+file by file in rank order; the assembler admits them by relevance, which
+is the file's score times ``REGION_DECAY`` per earlier region of the same
+file, so the best region of the next files comes before the third region
+of the first. Nested instruction files that governs the located files lead
+the evidence, read whole, with relevance 1.
+
+What did not fit. After the window is assembled, a ``read next`` block (in
+``[Context]``) lists the best candidates left out, each with the call that
+reads it and its cost (``jitctx head src/x.py --symbol Foo.bar  # 340
+tokens``), and one line counts what was left out (regions, files, tokens;
+the preload's cut). The block is priced in before the evidence is chosen
+(room for ``NEXT_LINES`` lines is held), so the window stays within its
+budget. No file matching the task: the window says so and ``located`` is 0.
+
+The preload. When the budget is tight (the prefix would take over
+``PRELOAD_SHARE`` of it), image-only README lines (badges) are dropped and
+the prefix is cut from its end (the README comes last), with a marker
+naming what was kept and the call that prints it whole.
 """
 
 from __future__ import annotations
@@ -26,101 +36,87 @@ import re
 from typing import Any
 
 from .assemble import AssembleConfig, Context, assemble, check_budget
-from .refs import FileRef, LineRef
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
 
-__all__ = ["DEFAULT_SYSTEM", "STOP_WORDS", "context_for_task", "task_keywords"]
+__all__ = ["DEFAULT_SYSTEM", "FILES", "context_for_task"]
 
 DEFAULT_SYSTEM = (
     "You are a coding agent working in a git repository. The repository's instruction files "
-    "come first and take precedence. Evidence below is references and excerpts, not whole "
-    "files: read more with the glob, grep, head and tail tools before you change code."
+    "come first and take precedence. Evidence below is the regions most likely to matter, not whole "
+    "files: read more with the head, grep, glob and locate tools before you change code."
 )
-STOP_WORDS = frozenset(
-    "the and for with that this from into onto then than when what where which while who why how "
-    "are was were been being has have had not but can could should would will shall may might must "
-    "all any each every some more most other such only own same too very just also about after "
-    "before again once here there our out over under use using used make makes made add fix get "
-    "set new old its it's you your they them their please file files code".split()
-)
-MAX_KEYWORDS = 8
-COUNT_LIMIT = 2000  # matching files ranked from one count search
-READ_FILES = 24  # files whose matching lines are read
-LINES_PER_FILE = 20
-GLOB_LIMIT = 20  # file-name hits per keyword
-_WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+FILES = 20  # files located for a window
+REGION_DECAY = 0.55
+NEXT_LINES = 8  # candidates listed as references when they do not fit
+PRELOAD_SHARE = 0.35
+_BADGE = re.compile(r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$|^\s*(?:<a [^>]*>\s*)?<img [^>]*>(?:\s*</a>)?\s*$", re.IGNORECASE)
 
 
-def task_keywords(task: str) -> list[str]:
-    """The task's search keywords (see the module docstring)."""
-    out: list[str] = []
-    for w in _WORD.findall(task):
-        w = w.lower()
-        if len(w) >= 3 and w not in STOP_WORDS and w not in out:
-            out.append(w)
-    return out[:MAX_KEYWORDS]
+def _slim_preload(text: str, room: int, count) -> tuple[str, str | None]:
+    """The prefix within ``room`` tokens: badge lines out, then cut from the end."""
+    if count(text) <= room:
+        return text, None
+    lines = text.rstrip("\n").split("\n")
+    badges = sum(1 for ln in lines if _BADGE.match(ln))
+    kept = [ln for ln in lines if not _BADGE.match(ln)]
+    note = f"{badges} badge line{'s' if badges != 1 else ''} left out" if badges else None
+    body = "\n".join(kept) + "\n"
+    if count(body) <= room:
+        return body, f"preload: {note} to fit the budget"
+    total = len(kept)
+    marker = "[... preload cut to fit the budget: kept {k:,} of {n:,} lines; print it whole with jitctx preload]\n"
+    lo, hi = 0, total
+    while lo < hi:  # the most whole lines that fit with the marker
+        mid = (lo + hi + 1) // 2
+        if count("\n".join(kept[:mid]) + "\n" + marker.format(k=mid, n=total)) <= room:
+            lo = mid
+        else:
+            hi = mid - 1
+    if lo == 0:
+        return "", f"preload: left out ({count(text):,} tokens) to make room for evidence; print it with jitctx preload"
+    cut = "\n".join(kept[:lo]) + "\n" + marker.format(k=lo, n=total)
+    return cut, f"preload: cut to {lo:,} of {len(lines):,} lines" + (f", {note}" if note else "") + "; print it whole with jitctx preload"
 
 
-def _evidence(ws, keywords: list[str], warnings: list[str]) -> list[Source]:
-    """Line evidence and path references for ``keywords``, most relevant first."""
-    regex = "|".join(keywords)
-    lines: dict[str, list[LineRef]] = {}
-    hits: dict[str, set[str]] = {}
-    refs: dict[str, FileRef] = {}
-    nested: list[str] = []  # instruction files the searches met just in time
-    failures: list[str] = []
-
-    def path_hits(path: str) -> set[str]:
-        low = path.lower()
-        return {k for k in keywords if k in low}
-
-    def search(what: str, call):
+def _region_sources(ws, found, warnings: list[str]) -> tuple[list[Source], list[tuple[str, str, int | None, str]]]:
+    """One evidence source per region (read with head), and every candidate as
+    (source name, read call, tokens, path) in rank order, for the read-next block."""
+    sources: list[Source] = []
+    candidates: list[tuple[str, str, int | None, str]] = []
+    files = [f for f in found.results if hasattr(f, "regions")]
+    top = max((f.score for f in files), default=1.0) or 1.0
+    for f in files:
+        base = max(0.01, min(1.0, f.score / top))
+        if not f.regions:
+            candidates.append((f"ref:{f.path}", f"jitctx head {f.path}", f.tokens, f.path))
+            continue
         try:
-            res = call()
-        except Exception as exc:  # tolerated: the window goes on without this evidence
-            failures.append(f"{what} failed: {type(exc).__name__}: {exc}")
-            return None
-        nested.extend(i["path"] for i in getattr(res, "instructions", ()) or ())
-        return res
-
-    # 1. which files match, and how often: one search without content
-    counted = search("grep", lambda: ws.grep(regex, ".", mode="count", ignore_case=True, limit=COUNT_LIMIT))
-    matched = [r for r in (counted.results if counted else ()) if isinstance(r, FileRef)]
-    if counted is not None and counted.truncated:
-        warnings.append(f"evidence: ranked the first {len(matched):,} of {counted.total:,} matching files")
-    # 2. which file names match: one listing for all keywords (a brace choice)
-    names = keywords[0] if len(keywords) == 1 else "{" + ",".join(keywords) + "}"
-    named = search(f"glob **/*{names}*", lambda: ws.glob(f"**/*{names}*", ignore_case=True, limit=GLOB_LIMIT * len(keywords)))
-    for r in named.results if named else ():
-        if isinstance(r, FileRef):
-            refs.setdefault(r.path, r)
-    # 3. read the matching lines of the most promising files: keywords in the path, then most matches
-    ranked = sorted(matched, key=lambda r: (-len(path_hits(r.path)), -(r.matches or 0), r.path))
-    for r in ranked[:READ_FILES]:
-        res = search(f"grep in {r.path}", lambda r=r: ws.grep(regex, r.path, mode="content", ignore_case=True, limit=LINES_PER_FILE))
-        for lr in res.results if res else ():
-            if isinstance(lr, LineRef):
-                lines.setdefault(lr.path, []).append(lr)
-                low = lr.text.lower()
-                hits.setdefault(lr.path, set()).update(k for k in keywords if k in low)
-    for r in ranked[READ_FILES:]:  # not read: a reference when its path says why
-        if path_hits(r.path):
-            refs.setdefault(r.path, r)
-    for path in [*lines, *refs]:
-        hits.setdefault(path, set()).update(path_hits(path))
-    warnings.extend(f"evidence: {f}" for f in failures)
-
-    def relevance(path: str) -> float:
-        return round(len(hits.get(path, ())) / len(keywords), 6)
-
-    ordered = sorted(set(lines) | set(refs), key=lambda p: (-relevance(p), p))
-    items: list[object] = []
-    for p in ordered:
-        items.extend(lines[p] if p in lines else [refs[p]])
-    return _nested_instructions(ws, nested, warnings) + evidence_sources(items, relevance=relevance)
+            res = ws.read_regions(f.path, [(r.start_line, r.end_line) for r in f.regions])
+        except Exception as exc:  # tolerated: the window goes on without this file's regions
+            warnings.append(f"evidence: reading {f.path} failed: {type(exc).__name__}: {exc}")
+            continue
+        for k, (r, e) in enumerate(zip(f.regions, res.results)):
+            if not getattr(e, "content", ""):
+                continue
+            name = f"evidence:{f.path}:{r.start_line}-{r.end_line}"
+            what = f"{r.symbol} ({r.kind})" if r.symbol else "lines"
+            why = ", ".join(r.why[:5])
+            for s in evidence_sources([e], relevance=round(base * REGION_DECAY**k, 6)):
+                label = f"{s.label} {what}; {why}" if why else f"{s.label} {what}"
+                sources.append(Source(name, "evidence", s.content, relevance=s.relevance, label=label))
+                candidates.append((name, r.read_call(), r.tokens, f.path))
+    return sources, candidates
 
 
-def _nested_instructions(ws, paths: list[str], warnings: list[str]) -> list[Source]:
+def _next_text(left: list[tuple[str, str, int | None, str]], summary: str) -> str:
+    lines = [f"{call}  # {tokens:,} tokens" if tokens is not None else call for _, call, tokens, _ in left[:NEXT_LINES]]
+    if len(left) > NEXT_LINES:
+        lines.append(f"... and {len(left) - NEXT_LINES:,} more regions")
+    body = [*lines, summary] if summary else lines
+    return "\n".join(body) + "\n" if body else ""
+
+
+def _nested(ws, paths: list[str], warnings: list[str]) -> list[Source]:
     """The nested instruction files governing the evidence, read whole (relevance 1).
 
     They are dynamic sources, never part of the stable prefix (DESIGN section 6).
@@ -129,7 +125,7 @@ def _nested_instructions(ws, paths: list[str], warnings: list[str]) -> list[Sour
     for path in dict.fromkeys(paths):
         try:
             res = ws.head(path, 200)
-        except Exception as exc:  # tolerated, as the searches are
+        except Exception as exc:  # tolerated, as the reads are
             warnings.append(f"evidence: reading {path} failed: {type(exc).__name__}: {exc}")
             continue
         out += evidence_sources([e for e in res.results if getattr(e, "content", "")], relevance=1.0)
@@ -149,7 +145,7 @@ def context_for_task(
     cwd: str | None = None,
     tokenizer=None,
 ) -> Context:
-    """Preload, gather evidence for ``task`` with grep/glob, assemble within ``budget``.
+    """Preload, locate the regions ``task`` is about, assemble within ``budget``.
 
     ``history``: chat messages (``Message`` or OpenAI dicts); ``notes``:
     strings or Sources. The prefix is the workspace's last preload
@@ -157,43 +153,116 @@ def context_for_task(
     yet, and ``use_preload=False`` skips it. Preloaded files that went stale since
     are warnings (the prefix stays as rendered until ``ws.refresh()``). A
     failing preload or search is a warning in the report; the rest goes on.
+    The report's ``located`` is the number of files that matched the task
+    (0: nothing did; the window says so).
     """
-    check_budget(budget)
+    budget = check_budget(budget)
     cfg = config if config is not None else AssembleConfig()
     task_src = task_source(task)
+    tok = tokenizer if tokenizer is not None else ws.tokenizer
     warnings: list[str] = []
     hist, hist_warnings = history_sources(history, repair=cfg.repair_history)
     warnings.extend(hist_warnings)
+    said: list[str] = []  # what the read-next line reports besides the evidence
 
-    def preload() -> list[Source]:
-        # The session's current prefix: re-rendering it here would change the
-        # prefix between refreshes (DESIGN section 7), settle stale reports
-        # nobody saw and replace the arguments refresh() repeats.
-        pre = ws.last_preload
-        if pre is None:
-            pre = ws.preload(cwd)
-        warnings.extend(f"preload: {w}" for w in pre.warnings)
+    pre_sources: list[Source] = []
+    if use_preload:
+        try:
+            pre = ws.last_preload
+            if pre is None:
+                pre = ws.preload(cwd)
+            warnings.extend(f"preload: {w}" for w in pre.warnings)
+            pre_sources = preload_source(pre)
+        except Exception as exc:  # tolerated: the window goes on without the prefix
+            warnings.append(f"source preload failed: {type(exc).__name__}: {exc}")
         try:
             stale = ws.stale()
         except Exception as exc:  # advisory: the prefix is still delivered
             warnings.append(f"preload: could not check for stale files: {type(exc).__name__}: {exc}")
-            stale = ()
+            stale = []
         for s in stale:
             if s.get("kind") == "preload":
                 warnings.append(f"preload: {s['path']} {s.get('change', 'changed')} since the prefix was rendered; refresh to re-render it")
-        return preload_source(pre)
+        if pre_sources:
+            room = int(cfg.available(budget) * PRELOAD_SHARE)
+            text, note = _slim_preload(pre_sources[0].content, room, tok.count)
+            if note:
+                said.append(note)
+                pre_sources = [Source(pre_sources[0].name, "preload", text)] if text.strip() else []
 
-    def evidence() -> list[Source]:
-        keywords = task_keywords(task)
-        if not keywords:
-            warnings.append("evidence: the task has no keywords to search for (words of 3+ letters)")
-            return []
-        return _evidence(ws, keywords, warnings)
+    found = None
+    located = 0
+    evidence: list[Source] = []
+    candidates: list[tuple[str, str, int | None, str]] = []
+    try:
+        found = ws.locate(task, limit=FILES, file_tokens=False)
+    except Exception as exc:
+        from .errors import QueryError
+
+        if isinstance(exc, QueryError) and exc.fields.get("field") == "task":
+            raise
+        warnings.append(f"evidence: locate failed: {type(exc).__name__}: {exc}")
+    if found is not None:
+        located = found.total
+        warnings.extend(f"evidence: {n}" for n in found.extra.get("notes", ()))
+        nested = [i["path"] for i in getattr(found, "instructions", ()) or ()]
+        evidence, candidates = _region_sources(ws, found, warnings)
+        evidence = _nested(ws, nested, warnings) + evidence
 
     note_sources = [n if isinstance(n, Source) else note_source(n, name=f"notes:{k}") for k, n in enumerate(notes)]
-    providers: list[Any] = [system_source(system)] if system else []
-    if use_preload:
-        providers.append(preload)
-    providers += [*note_sources, *hist, evidence, task_src]
-    # ``warnings`` is filled while assemble runs the providers; it is read after.
-    return assemble(providers, budget, config=cfg, tokenizer=tokenizer if tokenizer is not None else ws.tokenizer, warnings=warnings)
+    base: list[Any] = [system_source(system)] if system else []
+    base += [*pre_sources, *note_sources, *hist]
+
+    def window(next_text: str) -> Context:
+        extra = [Source("read-next", "context", next_text, relevance=1.0, priority=100, label="read next (not in this window)")] if next_text else []
+        return assemble([*base, *evidence, *extra, task_src], budget, config=cfg, tokenizer=tok, warnings=warnings)
+
+    if found is None or not located:
+        what = "no file matches the task's terms" if found is not None else "the task could not be located"
+        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints, or search with grep.\n" + _said(said)), located)
+    # Room for the read-next block is held while the evidence is chosen: the
+    # widest lines it could list, then what is really left out.
+    widest = sorted(candidates, key=lambda c: -len(c[1]))
+    held = _next_text(widest, _summary(len(candidates), 10**6, len(candidates), found, said))
+    ctx = window(held)
+    for _ in range(3):
+        out = {e.source for e in ctx.evicted}
+        left = [c for c in candidates if c[0] in out or c[0].startswith("ref:")]
+        cost = sum(e.tokens for e in ctx.evicted if e.source.startswith("evidence:") and e.source != "evidence:")
+        text = (
+            _next_text(left, _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said))
+            if left or said or found.truncated
+            else ""
+        )
+        again = window(text)
+        if "read-next" in {e.source for e in again.evicted} and text:
+            again = window(_summary_only(text))  # at least the line that says what is missing
+        if {e.source for e in again.evicted} - {"read-next"} == out - {"read-next"}:
+            return _with_located(again, located)
+        ctx = again
+    return _with_located(ctx, located)
+
+
+def _summary_only(text: str) -> str:
+    return text.rstrip("\n").rsplit("\n", 1)[-1] + "\n"
+
+
+def _said(said: list[str]) -> str:
+    return "".join(f"{s}\n" for s in said)
+
+
+def _summary(regions: int, tokens: int, files: int, found, said: list[str]) -> str:
+    parts = []
+    if regions:
+        parts.append(f"left out: {regions:,} region{'s' if regions != 1 else ''} ({tokens:,} tokens) from {files:,} file{'s' if files != 1 else ''}")
+    more = found.total - len(found.results)
+    if more > 0:
+        parts.append(f"{more:,} more matching file{'s' if more != 1 else ''} not ranked here (jitctx locate --task ... --limit N)")
+    parts.extend(said)
+    return "; ".join(parts) if parts else ""
+
+
+def _with_located(ctx: Context, located: int) -> Context:
+    from dataclasses import replace
+
+    return replace(ctx, located=located)

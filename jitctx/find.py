@@ -161,7 +161,7 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         where = f" under {base.path}/" if prefix else ""
         res.add_notice(f"showing {q.limit:,} of {total:,} files{where} ({_order(q.sort)}); narrow with path=... or a more specific pattern, or raise limit.")
     elif total == 0:
-        where = f"under {base.path}/" if prefix else "in the repository"
+        where = f"under {base.path}/" if prefix else "in the repository" if repo.is_git else "under the root"
         scope = (
             "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
         )

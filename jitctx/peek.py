@@ -18,7 +18,7 @@ from .errors import PathError
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Delivered, Excerpt, Result, mtime_of
-from .render import View, render_text, slim_instructions
+from .render import View, clamp_to_rule, render_text, slim_instructions
 from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from .tokens import fit_lines
@@ -225,6 +225,7 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = 
     The rendered text is what is priced, so the cap holds exactly (a result
     whose fixed parts alone exceed it keeps no line, and says so).
     """
+    max_tokens = clamp_to_rule(result, max_tokens)
     result = slim_instructions(result, max_tokens, tokenizer, view)
     e = result.results[0]
     lines = e.lines

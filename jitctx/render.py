@@ -90,6 +90,24 @@ def _line_ref(r: LineRef, view: View = _AS_IS) -> str:
     return "\n".join(out)
 
 
+def _with_breaks(items: list, texts: list[str]) -> list[str]:
+    """Matching lines with context get a ``--`` line between groups that are not
+    adjacent (another file, or a gap), as rg and grep print them."""
+    if not any(isinstance(r, LineRef) and (r.before or r.after) for r in items):
+        return texts
+    out: list[str] = []
+    prev = None
+    for item, text in zip(items, texts):
+        if isinstance(item, LineRef) and isinstance(prev, LineRef):
+            last = prev.after[-1]["line"] if prev.after else prev.line
+            first = item.before[0]["line"] if item.before else item.line
+            if item.path != prev.path or first > last + 1:
+                out.append("--")
+        out.append(text)
+        prev = item
+    return out
+
+
 def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
     if e.start_line is None:
         n = len(e.lines)
@@ -141,6 +159,8 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
         return _line_ref(item, view)
     if isinstance(item, FileRef):
         return _ref_line(item, now, view)
+    if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
+        return item.render(now, view)  # type: ignore[attr-defined]
     return json.dumps(item, ensure_ascii=False)
 
 
@@ -164,6 +184,61 @@ def _instruction(i: dict, view: View = _AS_IS) -> str:
     return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
 
 
+_OUTLINE_FLOOR = 4000  # characters (~1,000 tokens): an outline this small is shown whole, whatever the file's size
+
+
+def _outline(result: Result, v: View) -> list[str]:
+    """An outline as text: one row per definition when that costs at most a
+    tenth of the file (by characters, ~4 per token on both sides), else
+    folded: top-level rows, each one's members by name on one line (deeper
+    ones counted); then, if still too long, top-level rows without signatures."""
+    rows = result.results
+    if not rows:
+        return []
+    room = max(int(result.extra.get("size") or 0) // 10, _OUTLINE_FLOOR)
+    head = f"==> {show_name(v.path(str(result.extra.get('path'))))} ({result.total:,} definitions{_of_lines(result.extra.get('lines'))}"
+    full = [_symbol(r, in_outline=True) for r in rows]
+    if sum(map(len, full)) + len(full) <= room:
+        return [head + "; lines kind signature [tokens]) <==", *full]
+    for signatures in (True, False):
+        out = _folded(rows, signatures)
+        if sum(map(len, out)) + len(out) <= room or not signatures:
+            what = "lines kind signature [tokens]" if signatures else "lines kind name [tokens]"
+            note = (
+                f"[note] folded to fit a tenth of the file: members by name under each definition ({what} for the rest); "
+                "symbols with query 'Name.' lists a definition's members with lines and tokens, head with symbol reads one."
+            )
+            return [head + f"; {what}) <==", *out, v.hint(note)]
+    return full  # pragma: no cover
+
+
+def _folded(rows: list, signatures: bool) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(rows):
+        top = rows[i]
+        out.append(_symbol(top, in_outline=True) if signatures else _bare(top))
+        members: list[str] = []
+        deeper = 0
+        i += 1
+        while i < len(rows) and rows[i].depth > top.depth:
+            if rows[i].depth == top.depth + 1:
+                members.append(show_name(rows[i].name))
+            else:
+                deeper += 1
+            i += 1
+        if members or deeper:
+            more = f" (+{deeper:,} nested)" if deeper else ""
+            out.append(f"{'  ' * (top.depth + 1)}{', '.join(members)}{more}")
+    return out
+
+
+def _bare(s) -> str:
+    lines = f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}"
+    tokens = f" [{s.tokens:,}]" if s.tokens is not None else ""
+    return f"{'  ' * s.depth}{lines} {s.kind} {show_name(s.name)}{tokens}"
+
+
 def _of_lines(n: object) -> str:
     return f", {n:,} lines" if isinstance(n, int) else ""
 
@@ -176,12 +251,9 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
     parts = [stale_line(s, v) for s in result.stale]
     parts += [_instruction(i, v) for i in result.instructions]
     if result.tool == "outline":
-        if result.results:
-            where = f"{result.total:,} definitions{_of_lines(result.extra.get('lines'))}; lines kind signature [tokens]"
-            parts.append(f"==> {show_name(v.path(str(result.extra.get('path'))))} ({where}) <==")
-        parts += [_symbol(r, in_outline=True) for r in result.results]
+        parts += _outline(result, v)
     else:
-        parts += [render_item(r, now, v) for r in result.results]
+        parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(v.hint(result.notice))}")  # one line, whatever names it holds
     return "\n".join(parts)
@@ -197,6 +269,16 @@ def slim_instructions(result: Result, max_tokens: int, tokenizer, view: View | N
     return result
 
 
+def clamp_to_rule(result: Result, max_tokens: int) -> int:
+    """``max_tokens`` held to its one range (``query.clamp_tokens``); the result says so when moved."""
+    from .query import clamp_tokens
+
+    max_tokens, note = clamp_tokens(max_tokens)
+    if note:
+        result.add_notice(note)
+    return max_tokens
+
+
 def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Cut a list of items (refs, matching lines) at whole items to fit ``max_tokens``.
 
@@ -204,13 +286,14 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     the cut is stated in the notice with the call that reads on. Excerpts are
     cut by ``peek.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
     """
+    max_tokens = clamp_to_rule(result, max_tokens)
     result = slim_instructions(result, max_tokens, tokenizer, view)
     fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     room = max_tokens - fixed - 60  # leave room for the cut notice
     items = result.results
     kept, used = [], 0
     for item in items:
-        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + 1
+        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + (3 if isinstance(item, LineRef) and (item.before or item.after) else 1)  # + a '--' line
         if used + cost > room:
             break
         kept.append(item)

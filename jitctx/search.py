@@ -149,6 +149,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     outcome = backend.count(scope)
     counts = outcome.counts
     order = sorted(counts)  # by path: stable pages for offset/limit
+    if q.mode == "count":
+        order.sort(key=counts.__getitem__, reverse=True)  # most matches first, ties by path (a stable sort)
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
@@ -185,7 +187,9 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
         res.add_notice(q.notice)
-    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository")
+    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository" if repo.is_git else "under the root")
+    if total == 1:
+        unit = unit[:-1]  # "1 file", "1 matching line"
     if timed_out:
         res.truncated = True
         res.add_notice(
@@ -200,11 +204,13 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     elif q.offset + q.limit < total:
         res.truncated = True
         shown_to = q.offset + min(q.limit, total - q.offset)
-        sorting = "by path, then line" if q.mode == "content" else "by path"
+        sorting = {"content": "by path, then line", "count": "most matches first"}.get(q.mode, "by path")
         res.add_notice(
             f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
             f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
         )
+    if q.mode == "count" and order and not res.truncated:
+        res.add_notice(f"{lines_total:,} matching line{'s' if lines_total != 1 else ''} in {len(order):,} file{'s' if len(order) != 1 else ''}, most matches first.")
     if replaced:
         where_bad = ", ".join(replaced[:5]) + (", …" if len(replaced) > 5 else "")
         res.add_notice(f"invalid UTF-8 was replaced with U+FFFD in {len(replaced):,} shown line(s) or their context: {where_bad}.")
@@ -245,7 +251,9 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
     if spec.file is not None:
         res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
         return {"binary": binary, "denied": 0, "ignored": None}
-    kinds = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
+    kinds = "files (all, ignored ones included)" if q.include_ignored else "tracked and untracked-not-ignored files" if scope.repo.is_git else "files not ignored by .gitignore"
+    if outcome.files_searched == 1:
+        kinds = kinds.replace("files", "file", 1)
     searched = f"{outcome.files_searched:,} {kinds} searched" if outcome.files_searched is not None else f"searched the {kinds}"
     parts = [] if q.include_ignored else ["ignored files (include_ignored=true widens)"]
     if binary is not None:

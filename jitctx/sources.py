@@ -167,7 +167,7 @@ def item_text(source: Source) -> str:
         return f"- {body}" if body else ""
     if source.kind in KINDS:
         return body
-    head = f"--- {source.label or source.name} ({source.kind}) ---\n"
+    head = f"--- {source.label} ---\n" if source.kind == "context" and source.label else f"--- {source.label or source.name} ({source.kind}) ---\n"
     return head + body
 
 

@@ -66,6 +66,7 @@ class Context:
     sections'); ``available`` = ``budget`` minus the reserve;
     ``prefix_hash`` is the sha256 of the stable sections' text.
     ``messages`` are the kept history messages, oldest first.
+    ``located``: how many files matched the task (``context_for_task``).
     """
 
     text: str
@@ -78,6 +79,7 @@ class Context:
     warnings: tuple[str, ...]
     prefix_hash: str
     messages: tuple[Message, ...] = field(default=())
+    located: int | None = None  # files task retrieval found (context_for_task); None: none ran
 
     @property
     def stable_text(self) -> str:
@@ -105,6 +107,7 @@ class Context:
             "evicted": [e.to_dict() for e in self.evicted],
             "cut": [c.to_dict() for c in self.cuts],
             "warnings": list(self.warnings),
+            **({} if self.located is None else {"located": self.located}),
         }
 
     def to_openai(self) -> list[dict[str, Any]]:

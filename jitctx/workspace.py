@@ -201,6 +201,66 @@ class Workspace:
 
     view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
 
+    def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None, file_tokens: bool = True) -> Result:
+        """The files and regions ``task`` is about, best first (DESIGN section 10).
+
+        Each result is a file (path, size, mtime, score, role, why, whole-file
+        tokens) with its best regions (definitions or line windows: lines,
+        symbol, signature, exact tokens, why). No content beyond a signature
+        line. The code index is brought up to date first (incremental; the
+        first call builds it). ``extra``: the ``terms`` searched and the
+        words ``dropped``, ``notes`` (the notice without the cut). Bad input (an
+        empty task, only stop words) is a ``QueryError`` naming it.
+        ``file_tokens=False`` skips pricing whole files (regions are always priced).
+        """
+        from .locate import locate, to_result
+        from .query import LocateQuery
+        from .redact import redact_text
+        from .refs import mtime_of
+
+        q = LocateQuery.make(task=task, limit=limit)
+        code = self.code
+        stats = code.refresh()
+        notices = [stats.notice + " (slower: the index is rebuilt each time)"] if stats.notice and code.index.path is None else [stats.notice] if stats.notice else []
+        with self.policy.opener() as opener:
+
+            def read(rel: str) -> tuple[bytes, float] | None:
+                if self.policy.is_denied(rel):
+                    return None
+                try:
+                    data, st = opener.read(rel, 2 * 1024 * 1024)
+                except OSError:
+                    return None
+                return data, mtime_of(st)
+
+            found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
+        res = to_result(found, notices=[*notices, *([q.notice] if q.notice else [])])
+        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results]
+        return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
+
+    def read_regions(self, path: str, spans: list[tuple[int, int]]) -> Result:
+        """Several line ranges of one file read at once, as excerpts (``head``'s
+        shape, exact tokens, secrets redacted), recorded as read. For
+        ``context_for_task``: one open per file instead of a ``head`` per region."""
+        from .refs import Delivered, Excerpt, mtime_of
+        from .text import decode, split_lines
+
+        target = self.policy.resolve(path, want="file")
+        with self.policy.opener() as opener:
+            data, st = opener.read(target.path, 8 * 1024 * 1024)
+        text, replaced = decode(data)
+        lines = split_lines(text)
+        out = []
+        for start, end in spans:
+            shown = [ln if len(ln) <= 2000 else ln[:2000] + f"[… line cut: {len(ln) - 2000:,} more chars]" for ln in lines[start - 1 : end]]
+            content = "".join(ln + "\n" for ln in shown)
+            out.append(Excerpt(target.path, st.st_size, mtime_of(st), start, start + len(shown) - 1, len(lines), content, replaced=replaced))
+        res = Result("head", out, total=len(out))
+        redact_result(res)
+        res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+        self.ledger.record_all([Delivered(target.path, target.real, "read")], self.head_sha())
+        return res
+
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
     def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):

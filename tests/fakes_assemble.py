@@ -40,10 +40,12 @@ class FakeWorkspace:
 
     last_preload = None
 
-    def __init__(self, preload=None, grep=None, globs=None, tokenizer=None) -> None:
+    def __init__(self, preload=None, grep=None, globs=None, tokenizer=None, located=None, files=None) -> None:
         self._preload = preload
         self._grep = grep
         self._globs = globs or {}
+        self._located = located
+        self._files = files or {}
         self.tokenizer = tokenizer or WordTokenizer()
         self.calls: list[tuple] = []
 
@@ -86,3 +88,29 @@ class FakeWorkspace:
                 raise part
             got.extend(r for r in part if r not in got)
         return Result("glob", got, total=len(got))
+
+    def locate(self, task, *, limit=10, file_tokens=True, **kwargs):
+        """The scripted ``locate`` result (a Result of FileHits), or raise it."""
+        self.calls.append(("locate", task, limit))
+        if isinstance(self._located, Exception):
+            raise self._located
+        return self._located if self._located is not None else Result("locate")
+
+    def head(self, path, n=100, *, start=1, **kwargs):
+        """Lines of a scripted file, as an excerpt."""
+        from jitctx.refs import Excerpt
+
+        self.calls.append(("head", path, start, n))
+        lines = self._files[path].split("\n")[:-1]
+        shown = lines[start - 1 : start - 1 + n]
+        content = "".join(line + "\n" for line in shown)
+        return Result("head", [Excerpt(path, 100, 5.0, start, start + len(shown) - 1, len(lines), content, tokens=len(content.split()))], total=1)
+
+    def read_regions(self, path, spans):
+        """Each span as ``head`` would read it."""
+        self.calls.append(("read_regions", path, tuple(spans)))
+        items = []
+        for start, end in spans:
+            items.extend(self.head(path, end - start + 1, start=start).results)
+            self.calls.pop()
+        return Result("head", items, total=len(items))

@@ -62,7 +62,7 @@ def test_hidden_files_are_searched_and_symlinks_not_followed(ws, backend):
 
 def test_count_mode_has_the_shape_of_files_mode(ws, backend):
     res = grep(ws, backend, "line", mode="count", path="text")
-    assert files(res) == [("text/bom.txt", 1), ("text/latin1.txt", 1), ("text/nonl.txt", 1), ("text/numbers.txt", 300)]
+    assert files(res) == [("text/numbers.txt", 300), ("text/bom.txt", 1), ("text/latin1.txt", 1), ("text/nonl.txt", 1)]  # most first (issue 15)
     assert res.extra["matching_lines"] == 303
 
 
@@ -507,6 +507,22 @@ def test_issue_16_tracked_files_under_ignore_rules_are_found_as_git_finds_them(w
     assert set(truth) >= {"x.o", "top/one/deep/f.c", "w/pkg/build/z.c", "curlish/src/curlish", "a/b/c/x_bench", "sub/anything.c"}
     found = {r.path for r in grep(ws, backend, "needle", limit=1000).results}
     assert set(tracked) <= found  # every tracked file is searched, ignored by a rule or not
+
+
+def test_issue_15_context_lines_imply_content_mode(ws, backend):
+    res = ws.grep("def greet", context=1, backend=backend)
+    assert res.results and all(hasattr(r, "line") for r in res.results)
+    assert ws.grep("def greet", before=1, mode="files", backend=backend).results[0].matches  # an explicit mode wins
+
+
+def test_issue_15_count_mode_sorts_by_count_and_says_so(ws, backend, repo):
+    repo.write("many.txt", "zz\nzz\nzz\n")
+    repo.write("a_one.txt", "zz\n")
+    res = ws.grep("zz", mode="count", backend=backend)
+    assert [(r.path, r.matches) for r in res.results] == [("many.txt", 3), ("a_one.txt", 1)]
+    assert "most matches first" in res.notice
+    paged = ws.grep("zz", mode="count", limit=1, backend=backend)
+    assert [r.path for r in paged.results] == ["many.txt"] and "most matches first" in paged.notice
 
 
 def test_issue_16_the_remembered_answer_follows_the_ignore_files_and_the_index(ws, backend, repo):

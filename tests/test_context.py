@@ -1,4 +1,4 @@
-"""A window for a task: keywords, evidence from grep/glob, preload, the CLI."""
+"""A window for a task: located regions as evidence, what did not fit said in the text, the CLI."""
 
 from __future__ import annotations
 
@@ -8,35 +8,41 @@ import pytest
 from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
-from jitctx.assemble import AssembleConfig, Eviction
-from jitctx.context import DEFAULT_SYSTEM, context_for_task, task_keywords
+from jitctx.assemble import AssembleConfig
+from jitctx.context import DEFAULT_SYSTEM, context_for_task
 from jitctx.errors import QueryError
-from jitctx.refs import FileRef, LineRef, Result
+from jitctx.locate import FileHit, Region
+from jitctx.refs import Result
 from jitctx.workspace import Workspace
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
 PRELOAD = FakePreload("<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n")
-GREP = Result(
-    "grep",
+FILES = {
+    "src/app.py": "".join(f"line {i} of app\n" for i in range(1, 41)),
+    "src/util/helpers.py": "def greet(name):\n    return 'hello ' + name\n\n\ndef shout(name):\n    return greet(name).upper()\n",
+}
+
+
+def _hit(path, score, *regions, tokens=50):
+    return FileHit(path, 100, 5.0, score, "source", ("terms: greet",), tuple(regions), tokens, 40)
+
+
+def _region(path, a, b, symbol=None, tokens=10):
+    return Region(path, a, b, "function" if symbol else "lines", symbol, "def greet(name):" if symbol else "line", tokens, 1.0, ("greet",))
+
+
+LOCATED = Result(
+    "locate",
     [
-        LineRef("src/app.py", 100, 5.0, 3, "from util.helpers import greet"),
-        LineRef("src/app.py", 100, 5.0, 7, '    print(greet("world"))'),
-        LineRef("docs/guide.md", 50, 9.0, 3, "Call `greet` to say hello."),
+        _hit("src/util/helpers.py", 2.0, _region("src/util/helpers.py", 1, 2, "greet", 8), _region("src/util/helpers.py", 5, 6, "shout", 8)),
+        _hit("src/app.py", 1.0, _region("src/app.py", 1, 30, None, 150)),
     ],
-    total=3,
+    total=2,
 )
-GLOBS = {"**/*helpers*": [FileRef("src/util/helpers.py", 120, 7.0)]}
 
 
 def _ws(**kw) -> FakeWorkspace:
-    return FakeWorkspace(**{"preload": PRELOAD, "grep": GREP, "globs": GLOBS, **kw})
-
-
-def test_task_keywords():
-    assert task_keywords("Fix greet() in src/util/helpers.py, please!") == ["greet", "src", "util", "helpers"]
-    assert task_keywords("Make the CLI handle --Budget and BUDGET") == ["cli", "handle", "budget"]
-    assert task_keywords("do it") == []
-    assert task_keywords(" ".join(f"word{n}" for n in range(20))) == [f"word{n}" for n in range(8)]
+    return FakeWorkspace(**{"preload": PRELOAD, "located": LOCATED, "files": FILES, **kw})
 
 
 def test_context_for_task_whole_window():
@@ -47,54 +53,74 @@ def test_context_for_task_whole_window():
         "[Instructions]\n<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n\n"
         "[Output]\nReply briefly.\n\n"
         "[Evidence]\n"
-        '==> src/app.py:3-7 <==\n     3\tfrom util.helpers import greet\n   ...\n     7\t    print(greet("world"))\n'
-        "==> docs/guide.md:3 <==\n     3\tCall `greet` to say hello.\n"
-        "==> src/util/helpers.py (120 bytes) <==\n\n"
+        "==> src/util/helpers.py:1-2 of 6 greet (function); greet <==\n     1\tdef greet(name):\n     2\t    return 'hello ' + name\n"
+        "==> src/util/helpers.py:5-6 of 6 shout (function); greet <==\n     5\tdef shout(name):\n     6\t    return greet(name).upper()\n"
+        "==> src/app.py:1-30 of 40 lines; greet <==\n" + "".join(f"{i:>6}\tline {i} of app\n" for i in range(1, 31)) + "\n"
         "[Task]\nFix greet in helpers\n"
     )
-    content = (("ignore_case", True), ("limit", 20), ("mode", "content"))
     assert ws.calls == [
         ("preload",),
-        ("grep", "greet|helpers", ".", (("ignore_case", True), ("limit", 2000), ("mode", "count"))),  # which files, how often
-        ("glob", "**/*{greet,helpers}*"),  # one listing for every keyword
-        ("grep", "greet|helpers", "src/app.py", content),  # ranked: app.py has more matching lines
-        ("grep", "greet|helpers", "docs/guide.md", content),
+        ("locate", "Fix greet in helpers", 20),
+        ("read_regions", "src/util/helpers.py", ((1, 2), (5, 6))),
+        ("read_regions", "src/app.py", ((1, 30),)),
     ]
-    assert ctx.warnings == () and ctx.evicted == ()
+    assert ctx.warnings == () and ctx.evicted == () and ctx.located == 2
 
 
-def test_relevance_is_the_share_of_keywords_hit():
-    # app.py hits both keywords (1.0); guide.md and helpers.py one each (0.5)
-    cfg = AssembleConfig(reserve_ratio=0, output="Reply briefly.", min_relevance=0.6)
-    ctx = context_for_task(_ws(), "Fix greet in helpers", 1000, config=cfg, system="Be careful.")
-    assert ctx.evicted == (
-        Eviction("evidence:docs/guide.md", "evidence", 40, 9, "below_min_relevance"),
-        Eviction("evidence:src/util/helpers.py", "evidence", 40, 5, "below_min_relevance"),
+def test_what_did_not_fit_is_in_the_text():
+    ctx = context_for_task(_ws(preload=FakePreload("")), "Fix greet in helpers", 200, config=CFG, system="Be careful.")
+    assert ctx.tokens <= 200
+    assert "==> src/util/helpers.py:1-2" in ctx.text and "==> src/app.py" not in ctx.text
+    block = ctx.text.split("--- read next (not in this window) ---\n", 1)[1].split("\n\n")[0]
+    assert block.splitlines() == ["jitctx head src/app.py --start 1 -n 30  # 150 tokens", "left out: 1 region (157 tokens) from 1 file"]
+    assert ctx.text.index("[Evidence]") < ctx.text.index("[Context]") < ctx.text.index("[Task]")
+
+
+def test_breadth_before_depth():
+    """The best region of the next file is admitted before a file's second region."""
+    located = Result(
+        "locate",
+        [
+            _hit("src/util/helpers.py", 1.0, _region("src/util/helpers.py", 1, 2, "greet", 8), _region("src/util/helpers.py", 5, 6, "shout", 8)),
+            _hit("src/app.py", 0.9, _region("src/app.py", 1, 2, None, 8)),
+        ],
+        total=2,
     )
+    ctx = context_for_task(_ws(located=located, preload=FakePreload("")), "Fix greet", 80, config=CFG, system="Be careful.")
+    assert "==> src/util/helpers.py:1-2" in ctx.text and "==> src/app.py:1-2" in ctx.text
+    assert "==> src/util/helpers.py:5-6" not in ctx.text and "--symbol shout" in ctx.text
 
 
-def test_failing_preload_and_grep_are_warnings_and_the_rest_goes_on():
-    ws = _ws(preload=RuntimeError("no preload yet"), grep=ModuleNotFoundError("No module named 'jitctx.search'"))
+def test_no_hits_says_so():
+    ctx = context_for_task(_ws(located=Result("locate", [], total=0)), "Fix greet", 1000, config=CFG)
+    assert ctx.located == 0
+    assert "no file matches the task's terms; nothing was located" in ctx.text
+    assert ctx.to_dict()["located"] == 0
+
+
+def test_tight_budget_cuts_the_preload_in_the_text():
+    readme = "==> README.md (project README) <==\n" + "[![ci](https://x/badge.svg)](https://x)\n" * 5 + "".join(f"readme line {i} with words\n" for i in range(80))
+    ctx = context_for_task(_ws(preload=FakePreload(readme)), "Fix greet", 400, config=CFG, system="Be careful.")
+    instructions = ctx.text.split("[Instructions]\n", 1)[1].split("[Output]")[0]
+    assert "badge.svg" not in instructions
+    assert "[... preload cut to fit the budget: kept " in instructions and "print it whole with jitctx preload]" in instructions
+    assert "preload: cut to " in ctx.text.split("[Context]", 1)[1] and "5 badge lines left out" in ctx.text
+    assert "==> src/util/helpers.py:1-2" in ctx.text  # the evidence got its room
+    assert ctx.tokens <= 400
+
+
+def test_failing_preload_and_locate_are_warnings_and_the_rest_goes_on():
+    ws = _ws(preload=RuntimeError("no preload yet"), located=RuntimeError("index broke"))
     ctx = context_for_task(ws, "Fix greet in helpers", 1000, config=CFG, system="Be careful.")
-    assert ctx.warnings == (
-        "evidence: grep failed: ModuleNotFoundError: No module named 'jitctx.search'",
-        "source preload failed: RuntimeError: no preload yet",
-    )
-    assert [s.name for s in ctx.sections] == ["system", "output", "evidence", "task"]
-    assert ctx.sections[2].sources == ("evidence:src/util/helpers.py",)
+    assert ctx.warnings == ("source preload failed: RuntimeError: no preload yet", "evidence: locate failed: RuntimeError: index broke")
+    assert [s.name for s in ctx.sections] == ["system", "output", "context", "task"]
+    assert "the task could not be located" in ctx.text
 
 
-def test_preload_warnings_and_truncated_grep_are_reported():
-    grep = Result("grep", list(GREP.results), total=500, truncated=True, notice="showing 3 of 500; narrow with path=")
-    ctx = context_for_task(_ws(preload=FakePreload("# A\n", warnings=["README.md cut to 2,000 tokens"]), grep=grep), "Fix greet", 1000, config=CFG)
-    assert ctx.warnings == ("preload: README.md cut to 2,000 tokens", "evidence: ranked the first 2 of 500 matching files")
-
-
-def test_task_without_keywords_searches_nothing():
-    ws = _ws()
-    ctx = context_for_task(ws, "do it", 1000, config=CFG)
-    assert ws.calls == [("preload",)]
-    assert ctx.warnings == ("evidence: the task has no keywords to search for (words of 3+ letters)",)
+def test_bad_task_errors_pass_through():
+    ws = _ws(located=QueryError("the task has no words to search for", field="task"))
+    with pytest.raises(QueryError, match="no words"):
+        context_for_task(ws, "the and of", 1000, config=CFG)
 
 
 def test_history_and_notes_are_passed_through():
@@ -125,50 +151,85 @@ def test_bad_task():
         context_for_task(_ws(), "  ", 1000)
 
 
+# -- on a real repository ---------------------------------------------------------
+
+
+def test_real_repo_window_finds_the_definition(repo):
+    ctx = context_for_task(Workspace(repo.root), "make greet shout", budget=4000)
+    evidence = ctx.text.split("[Evidence]\n", 1)[1]
+    assert "==> src/util/helpers.py:" in evidence and "shout (function)" in evidence
+    assert ctx.tokens <= 4000 and ctx.located >= 1
+
+
+def test_nested_instructions_met_by_the_evidence_lead_it(repo):
+    ctx = context_for_task(Workspace(repo.root), "make greet shout", budget=4000)
+    evidence = ctx.text.split("[Evidence]\n", 1)[1]
+    assert evidence.startswith("==> src/util/AGENTS.md:1-3 of 3 <==\n     1\t# util notes\n")
+    assert "[Instructions]" in ctx.text and "src/util/AGENTS.md" not in ctx.text.split("[Output]")[0]  # never in the prefix
+
+
+def test_context_reuses_the_sessions_preload_and_warns_of_stale_files(repo):
+    """No re-render between refreshes: same prefix, same refresh arguments, stale reports kept."""
+    ws = Workspace(repo.root)
+    pre = ws.preload("src", budget=4000)
+    args = dict(ws._preload_args)
+    repo.write("AGENTS.md", "# Agent notes\n\nA new rule.\n")
+    ctx = context_for_task(ws, "make greet shout", budget=6000)
+    assert ws._preload_args == args and ws.last_preload is pre
+    instructions = ctx.text.split("[Instructions]\n", 1)[1].split("[Output]")[0]
+    assert "Keep functions small." in instructions and "A new rule." not in instructions
+    assert "preload: AGENTS.md changed since the prefix was rendered; refresh to re-render it" in ctx.warnings
+    ws.refresh()
+    fresh = context_for_task(ws, "make greet shout", budget=6000)
+    assert "A new rule." in fresh.text and not any("since the prefix was rendered" in w for w in fresh.warnings)
+
+
+def test_context_preloads_once_when_the_session_has_none(repo):
+    ws = Workspace(repo.root)
+    context_for_task(ws, "make greet shout", budget=6000)
+    first = ws.last_preload
+    assert first is not None
+    context_for_task(ws, "make greet shout", budget=6000)
+    assert ws.last_preload is first
+
+
 # -- CLI -------------------------------------------------------------------------
 
 
-@pytest.fixture
-def patched(monkeypatch):
-    """The real Workspace on a fixture repo, with preload and grep scripted (other engineers own them)."""
-    monkeypatch.setattr(Workspace, "preload", lambda self, *a, **k: PRELOAD)
-    monkeypatch.setattr(Workspace, "grep", lambda self, *a, **k: GREP)
-
-
-def test_cli_context_prints_the_window(repo, patched, capsys):
-    code = cli.main(["context", "--task", "Fix greet in helpers", "--root", str(repo.root)])
+def test_cli_context_prints_the_window(repo, capsys):
+    code = cli.main(["context", "--task", "make greet shout", "--root", str(repo.root)])
     out, err = capsys.readouterr()
     assert code == 0 and err == ""
-    assert out.startswith(f"[System]\n{DEFAULT_SYSTEM}\n\n[Instructions]\n<!-- AGENTS.md -->\n")
-    assert "==> src/util/helpers.py (" in out  # the real glob found it by name
-    assert out.endswith("[Task]\nFix greet in helpers\n")
+    assert out.startswith(f"[System]\n{DEFAULT_SYSTEM}\n\n[Instructions]\n")
+    assert "==> src/util/helpers.py:" in out
+    assert out.endswith("[Task]\nmake greet shout\n")
 
 
-def test_cli_context_json_is_the_report(repo, patched, capsys):
-    code = cli.main(["context", "--task", "Fix greet in helpers", "--budget", "3000", "--root", str(repo.root), "--json"])
-    out, _ = capsys.readouterr()
-    d = json.loads(out)
+def test_cli_context_json_is_the_report(repo, capsys):
+    code = cli.main(["context", "--task", "make greet shout", "--budget", "3000", "--root", str(repo.root), "--json"])
+    d = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert list(d) == ["kind", "text", "tokens", "budget", "reserve", "available", "stable_tokens", "prefix_hash", "sections", "evicted", "cut", "warnings"]
+    assert list(d) == ["kind", "text", "tokens", "budget", "reserve", "available", "stable_tokens", "prefix_hash", "sections", "evicted", "cut", "warnings", "located"]
     assert (d["budget"], d["reserve"], d["available"]) == (3000, 300, 2700)
-    assert [s["name"] for s in d["sections"]] == ["system", "preload", "output", "evidence", "task"]
     tok = Workspace(repo.root).tokenizer
     assert d["tokens"] == tok.count(d["text"]) == sum(s["tokens"] for s in d["sections"]) <= 2700
 
 
-def test_cli_context_warnings_go_to_stderr(repo, monkeypatch, capsys):
-    def broken(self, *a, **k):
-        raise RuntimeError("no preload")
+def test_cli_context_no_hits_exits_1_and_says_so(repo, capsys):
+    code = cli.main(["context", "--task", "zebra quagga", "--root", str(repo.root)])
+    out, _ = capsys.readouterr()
+    assert code == 1 and "no file matches the task's terms" in out
 
-    monkeypatch.setattr(Workspace, "preload", broken)
-    monkeypatch.setattr(Workspace, "grep", lambda self, *a, **k: GREP)
-    code = cli.main(["context", "--task", "Fix greet", "--root", str(repo.root)])
-    out, err = capsys.readouterr()
-    assert code == 0 and err == "jitctx: warning: source preload failed: RuntimeError: no preload\n"
+
+@pytest.mark.parametrize("task", ["", "the and of it", "!!! ???"])
+def test_cli_context_bad_task_exits_2(repo, capsys, task):
+    code = cli.main(["context", "--task", task, "--root", str(repo.root)])
+    _, err = capsys.readouterr()
+    assert code == 2 and err.startswith("jitctx: error: ") and "hint: " in err
 
 
 @pytest.mark.parametrize("budget", ["0", "-5"])
-def test_cli_context_bad_budget(repo, patched, capsys, budget):
+def test_cli_context_bad_budget(repo, capsys, budget):
     code = cli.main(["context", "--task", "x", "--budget", budget, "--root", str(repo.root)])
     _, err = capsys.readouterr()
     assert code == 2
@@ -182,64 +243,11 @@ def test_cli_context_budget_not_a_number(repo, capsys):
     assert "invalid int value: 'lots'" in capsys.readouterr().err
 
 
-def test_cli_context_protected_over_budget(repo, patched, capsys):
-    code = cli.main(["context", "--task", "Fix greet in helpers", "--budget", "20", "--root", str(repo.root)])
+def test_cli_context_protected_over_budget(repo, capsys):
+    code = cli.main(["context", "--task", "make greet shout", "--budget", "20", "--root", str(repo.root)])
     _, err = capsys.readouterr()
     assert code == 2
     assert err.startswith("jitctx: error: protected sources (system, task, output) need ")
-    assert "but the budget allows 18 (budget 20 minus reserve 2)" in err
-
-
-def test_single_keyword_glob_has_no_braces():
-    ws = FakeWorkspace(preload=FakePreload("# rules\n"))
-    context_for_task(ws, "greet", budget=400)
-    assert ("glob", "**/*greet*") in ws.calls
-
-
-def test_nested_instructions_met_by_the_evidence_lead_it(repo):
-    ctx = context_for_task(Workspace(repo.root), "make greet shout", budget=4000)
-    evidence = ctx.text.split("[Evidence]\n", 1)[1]
-    assert evidence.startswith("==> src/util/AGENTS.md:1-3 of 3 <==\n     1\t# util notes\n")
-    assert evidence.index("src/util/AGENTS.md") < evidence.index("src/util/helpers.py")
-    assert "[Instructions]" in ctx.text and "src/util/AGENTS.md" not in ctx.text.split("[Output]")[0]  # never in the prefix
-
-
-def test_files_with_keywords_in_their_path_are_read_first(repo):
-    for i in range(30):
-        repo.write(f"aaa/noise{i:02d}.txt", "greet greet greet\n" * 5)
-    ctx = context_for_task(Workspace(repo.root), "greet helpers", budget=6000)
-    evidence = ctx.text.split("[Evidence]\n", 1)[1]
-    assert evidence.index("==> src/util/helpers.py:1-6") < evidence.index("aaa/noise")  # path hit beats match count
-
-
-def test_context_reuses_the_sessions_preload_and_warns_of_stale_files(repo):
-    """No re-render between refreshes: same prefix, same refresh arguments, stale reports kept."""
-    ws = Workspace(repo.root)
-    pre = ws.preload("src", budget=4000)
-    args = dict(ws._preload_args)
-    assert ws.last_preload is pre
-    repo.write("AGENTS.md", "# Agent notes\n\nA new rule.\n")
-    ctx = context_for_task(ws, "make greet shout", budget=6000)
-    assert ws._preload_args == args and ws.last_preload is pre
-    instructions = ctx.text.split("[Instructions]\n", 1)[1].split("[Output]")[0]
-    assert "Keep functions small." in instructions and "A new rule." not in instructions  # the prefix as rendered
-    assert "preload: AGENTS.md changed since the prefix was rendered; refresh to re-render it" in ctx.warnings
-    assert [(s["path"], s["kind"]) for s in ws.stale() if s["kind"] == "preload"] == [("AGENTS.md", "preload")]  # not settled
-    again = context_for_task(ws, "make greet shout", budget=6000)
-    assert again.prefix_hash == ctx.prefix_hash
-    ws.refresh()
-    fresh = context_for_task(ws, "make greet shout", budget=6000)
-    assert "A new rule." in fresh.text and not any("since the prefix was rendered" in w for w in fresh.warnings)
-
-
-def test_context_preloads_once_when_the_session_has_none(repo):
-    ws = Workspace(repo.root)
-    assert ws.last_preload is None
-    context_for_task(ws, "make greet shout", budget=6000)
-    first = ws.last_preload
-    assert first is not None
-    context_for_task(ws, "make greet shout", budget=6000)
-    assert ws.last_preload is first
 
 
 def test_cli_context_preloads_the_working_directorys_chain(repo, monkeypatch, capsys):
@@ -250,4 +258,26 @@ def test_cli_context_preloads_the_working_directorys_chain(repo, monkeypatch, ca
     assert code == 0
     instructions = d["text"].split("[Instructions]\n", 1)[1].split("[Output]")[0]
     assert "Keep functions small." in instructions and "Helpers here must stay pure" in instructions
-    assert instructions == Workspace(repo.root).preload("src/util").text + "\n"
+
+
+def test_cli_locate(repo, capsys):
+    code = cli.main(["locate", "--task", "make greet shout", "--root", str(repo.root), "--json"])
+    d = json.loads(capsys.readouterr().out)
+    assert code == 0 and d["tool"] == "locate"
+    top = d["results"][0]
+    assert top["path"] == "src/util/helpers.py" and top["role"] == "source"
+    assert {r["symbol"] for r in top["regions"]} >= {"shout"}
+    assert all(isinstance(r["tokens"], int) for r in top["regions"])
+    assert d["terms"] == {"greet": 1, "shout": 1} and "make" in d["dropped"]
+    code = cli.main(["locate", "--task", "make greet shout", "--root", str(repo.root)])
+    out = capsys.readouterr().out
+    assert code == 0 and "\nsrc/util/helpers.py  " in out and "shout (function" in out
+
+
+def test_cli_locate_no_hits_and_bad_task(repo, capsys):
+    assert cli.main(["locate", "--task", "zebra quagga", "--root", str(repo.root)]) == 1
+    assert "no file holds any of the task's terms" in capsys.readouterr().out
+    assert cli.main(["locate", "--task", "the of and", "--root", str(repo.root)]) == 2
+    assert "no words to search for" in capsys.readouterr().err
+    assert cli.main(["locate", "--root", str(repo.root)]) == 2
+    assert "the task must be non-empty text" in capsys.readouterr().err

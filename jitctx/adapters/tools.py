@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
-from ..query import MAX_TOKENS, FindQuery, HeadQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
+from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
 from ..workspace import Workspace
 
@@ -59,7 +59,7 @@ def _schema(p: Param) -> dict:
         hi = a.schema_maximum if a.schema_maximum is not None else a.maximum
         if lo is not None:
             s["minimum"] = int(lo)
-        if hi is not None:
+        if hi is not None and not a.clamp:  # above a clamped maximum: the most allowed, with a notice (not an error)
             s["maximum"] = int(hi)
     s["description"] = a.doc
     return s
@@ -98,7 +98,7 @@ class ToolSpec:
 
 # Each description shares a template: what it does; when to use it; what it
 # returns and its limits; one example.
-_TOOLS = (
+_TOOLS: tuple[tuple[str, type, str], ...] = (
     (
         "glob",
         FindQuery,
@@ -144,9 +144,20 @@ _TOOLS = (
         'Example: {"query": "Parser.parse"}',
     ),
 )
+_TOOLS += (
+    (
+        "locate",
+        LocateQuery,
+        'Rank the files a task is about. Use first. Returns files, why, regions (lines, symbol, tokens). Example: {"task": "fix the retry timeout"}',
+    ),
+)
 _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
-TOOLS: dict[str, ToolSpec] = {name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), _TOOL_MAX_TOKENS)) for name, query, description in _TOOLS}
+# locate answers with a few references: the default cap applies, and the tool list stays under 2,000 tokens
+_UNCAPPED = {"locate"}
+TOOLS: dict[str, ToolSpec] = {
+    name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,)))) for name, query, description in _TOOLS
+}
 
 
 def export_schemas(format: str = "openai") -> list[dict]:
@@ -257,6 +268,11 @@ def _check(tool: str, p: Param, value: object) -> object:
     raise AssertionError(kind)  # pragma: no cover
 
 
+def _example(spec: ToolSpec) -> str:
+    """The tool's own example arguments (the end of its description)."""
+    return spec.description.rsplit("Example: ", 1)[-1]
+
+
 def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
     """Validate a tool call: the tool exists, arguments parse and fit its schema.
 
@@ -277,14 +293,14 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
         except (ValueError, UnicodeDecodeError) as exc:
             raise QueryError(
                 f"{name}: arguments are not valid JSON ({exc}): {_short(arguments if isinstance(arguments, str) else repr(arguments))}",
-                hint='send a JSON object such as {"pattern": "**/*.py"}',
+                hint=f"send a JSON object such as {_example(spec)}",
                 field="arguments",
                 tool=name,
             ) from None
     if not isinstance(arguments, dict):
         raise QueryError(
             f"{name}: arguments must be a JSON object, got {_type_name(arguments)} {_short(arguments)}",
-            hint='send a JSON object such as {"path": "README.md"}',
+            hint=f"send a JSON object such as {_example(spec)}",
             field="arguments",
             tool=name,
         )

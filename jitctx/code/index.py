@@ -316,6 +316,38 @@ class Index:
         rows = self._run(lambda conn: conn.execute(sql, params).fetchall())
         return [(path, -score) for path, score in rows]
 
+    def search(self, expression: str, *, weights: tuple[float, float] = (1.0, 1.0), limit: int = 20) -> list[tuple[str, float, int, bool]]:
+        """Paths matching an FTS5 query ``expression`` (the caller builds it:
+        quoted terms, ``OR``, repeats as weights, ``content_terms :`` column
+        filters), best first, as ``(path, score, size, is_test)``; score =
+        -bm25 with ``weights`` = (path terms, content terms)."""
+        if not expression or limit <= 0:
+            return []
+        path_w, content_w = (float(w) for w in weights)
+        sql = "SELECT f.path, bm25(lexical, ?, ?) AS score, f.size, f.is_test FROM lexical CROSS JOIN files f ON f.id = lexical.rowid WHERE lexical MATCH ? ORDER BY score LIMIT ?"
+        rows = self._run(lambda conn: conn.execute(sql, (path_w, content_w, expression, int(limit))).fetchall())
+        return [(path, -score, size, bool(is_test)) for path, score, size, is_test in rows]
+
+    def term_counts(self, terms: Iterable[str]) -> tuple[int, dict[str, tuple[int, int]]]:
+        """How many lexical documents there are, and for each of ``terms``
+        (as stored: folded words) how many hold it in their path and in their
+        content: ``(documents, {term: (path_docs, content_docs)})``; a term
+        no document holds is left out."""
+        words = list(dict.fromkeys(terms))
+
+        def run(conn: sqlite3.Connection) -> tuple[int, dict[str, tuple[int, int]]]:
+            conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.lexical_vocab USING fts5vocab(main, 'lexical', 'col')")
+            total = conn.execute("SELECT count(*) FROM lexical_docsize").fetchone()[0]
+            out: dict[str, list[int]] = {}
+            for i in range(0, len(words), 200):
+                chunk = words[i : i + 200]
+                marks = ",".join("?" * len(chunk))
+                for term, col, docs in conn.execute(f"SELECT term, col, doc FROM temp.lexical_vocab WHERE term IN ({marks})", chunk):
+                    out.setdefault(term, [0, 0])[col == "content_terms"] = docs
+            return total, {t: (v[0], v[1]) for t, v in out.items()}
+
+        return self._run(run)
+
     def state(self, path: str) -> FileState | None:
         """What the index holds about ``path`` (its signature, blob, skip), or None."""
         sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test FROM files WHERE path = ?"

@@ -271,3 +271,37 @@ def test_issue_15_cli_max_tokens_caps_the_printed_text_from_a_subfolder(repo, ca
     for argv in (("head", "../../text/numbers.txt", "-n", "2000"), ("tail", "../../text/numbers.txt"), ("grep", "line", "../../text", "--mode", "content")):
         code, out, _ = run(capsys, *argv, "--max-tokens", "200")
         assert code == 0 and get_tokenizer().count(out.rstrip("\n")) <= 200, argv
+
+
+def test_issue_15_cli_context_flags_imply_content_mode(repo, capsys):
+    code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--root", str(repo.root))
+    assert code == 0 and "src/util/helpers.py:1" in out and "src/util/helpers.py-2-" in out
+    code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--mode", "files", "--root", str(repo.root))
+    assert "src/util/helpers.py:1:" not in out and "1 match" in out
+
+
+def test_issue_15_json_errors_are_one_json_object_on_stdout(repo, capsys):
+    code, out, err = run(capsys, "head", "nope.txt", "--json", "--root", str(repo.root))
+    assert code == 2 and "jitctx: error: path 'nope.txt' does not exist" in err
+    data = json.loads(out)
+    assert data["error"]["type"] == "path_error" and data["error"]["reason"] == "not_found" and "nope.txt" in data["error"]["message"]
+    with pytest.raises(SystemExit) as info:
+        main(["grep", "x", "--mode", "bogus", "--json", "--root", str(repo.root)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and json.loads(out)["error"]["type"] == "usage_error" and "bogus" in err
+    code, out, err = run(capsys, "head", "nope.txt", "--root", str(repo.root))
+    assert code == 2 and out == ""  # text mode: stderr only, as before
+
+
+def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsys):
+    for name in ("glob", "grep", "head", "tail", "preload", "watch", "context", "tools", "mcp"):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        out = capsys.readouterr().out
+        assert ("Prints " in out or "Serves " in out) and "exit status:" in out, name
+        assert ("examples:" in out) or name == "mcp", name
+        if name in ("watch", "tools", "mcp"):
+            assert "--json" not in out, name
+    with pytest.raises(SystemExit):
+        main(["tools", "--help"])
+    assert "--root" not in capsys.readouterr().out

@@ -72,7 +72,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
         async with Client(stdio_client(_params("--root", str(repo.root)), errlog=errlog)) as c:
             listed = await c.list_tools()
             tools = {t.name: t for t in listed.tools}
-            assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols"]
+            assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
             assert all(t.annotations.read_only_hint is True for t in tools.values())
             from jitctx.tokens import get_tokenizer
 
@@ -235,7 +235,7 @@ def test_in_memory_tools_and_resources(repo):
 
     async def main():
         async with Client(app.server) as c:
-            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail", "outline", "symbols"]
+            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
             res = (await c.list_resources()).resources
             assert [(r.uri, r.mime_type) for r in res] == [(PRELOAD_URI, "text/markdown")]
             assert [p.name for p in (await c.list_prompts()).prompts] == ["repo_context"]
@@ -451,3 +451,13 @@ def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(
             assert not h.is_error and time.monotonic() - t0 < 3
 
     anyio.run(scenario)
+
+
+def test_issue_15_resource_templates_list_is_empty_not_an_error(repo):
+    app = build_server(workspace=Workspace(repo.root, max_tokens=4000))
+
+    async def main():
+        async with Client(app.server) as c:
+            assert (await c.list_resource_templates()).resource_templates == []
+
+    _run(main)

@@ -1,0 +1,252 @@
+"""Task retrieval (jitctx.locate): terms, roles, file ranking and regions.
+
+The index is a real one (SQLite FTS5 in a temporary cache) filled from a
+dict of files with a small extractor: ``def``/``class`` lines are
+definitions, the words are ``code.words``' (the same rule locate uses).
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from jitctx import locate as L
+from jitctx.code import words
+from jitctx.code.index import Index
+from jitctx.code.rows import Definition
+from jitctx.errors import QueryError
+
+
+def _analyze(path: str, data: bytes):
+    text = data.decode()
+    lines = text.split("\n")
+    defs = []
+    for i, line in enumerate(lines, 1):
+        body = line.strip()
+        if body.startswith(("def ", "class ")):
+            name = body.split()[1].split("(")[0].rstrip(":")
+            end = i
+            while end < len(lines) and (lines[end].startswith((" ", "\t")) or not lines[end].strip()) and end < len(lines) - 1:
+                end += 1
+            kind = "class" if body.startswith("class") else "function"
+            defs.append(Definition(kind, name, name, i, max(i, end), body, 0, None, None))
+    return defs, words.path_terms(path), words.content_terms(text)
+
+
+def _index(tmp_path, files: dict[str, str]) -> Index:
+    root = tmp_path / "repo"
+    root.mkdir(exist_ok=True)
+    entries = []
+    for n, (path, text) in enumerate(sorted(files.items())):
+        entries.append((path, len(text.encode()), 1_600_000_000 * 10**9, n + 1, 1_600_000_000 * 10**9))
+    idx = Index.open(root, analyzer="test/1", cache_dir=str(tmp_path / "cache"))
+    idx.refresh(entries, lambda p: files[p].encode(), _analyze)
+    return idx
+
+
+def _read(files):
+    return lambda p: (files[p].encode(), 0.0) if p in files else None
+
+
+FILES = {
+    "src/numbers.py": "class Rational:\n    def __add__(self, other):\n        return Rational(self.p * other.q + other.p * self.q)\n\n\ndef irrational_helper():\n    return 1\n",
+    "src/solve.py": "def solve(expr):\n    # rational and irrational adding\n    return expr\n",
+    "src/http/client.py": "def retry_request(url, timeout):\n    for attempt in range(3):\n        send(url, timeout=timeout)\n",
+    "tests/test_numbers.py": "def test_rational_add():\n    assert Rational(1) + Rational(2)\n",
+    "docs/numbers.md": "# Rational numbers\n\nRational adding is described here. Rational Rational.\n",
+    "README.md": "myproj: a project\n",
+}
+
+
+def test_task_terms_split_weigh_and_drop():
+    t = L.task_terms("Fix `Rational.__add__` when adding to an einsum_path in myproj", repo_name="myproj")
+    assert t.weights["rational"] == L.CODE_WEIGHT  # each part of a qualified name is a name
+    assert t.weights["einsumpath"] == L.CODE_WEIGHT and t.weights["einsum"] == 1 and t.weights["path"] == 1
+    assert "add" not in t.weights or t.weights["add"] >= 1
+    assert "myproj" not in t.weights and "myproj" in t.dropped
+    assert "fix" not in t.weights and "when" not in t.weights
+    assert "Rational.__add__" in t.names and "einsum_path" in t.names
+
+
+def test_task_terms_camel_case_and_options():
+    t = L.task_terms("JPEGLoadingContext ignores --pyargs")
+    assert t.weights["jpegloadingcontext"] == L.CODE_WEIGHT and t.weights["jpeg"] == 1
+    assert t.weights["pyargs"] == L.CODE_WEIGHT
+    assert "JPEGLoadingContext" in t.names and "pyargs" not in t.names
+
+
+@pytest.mark.parametrize("task", ["", "   ", "the and of it", "!!! ??? ...", "12 345 6789"])
+def test_task_without_words_is_a_clear_error(task):
+    with pytest.raises(QueryError) as e:
+        L.task_terms(task)
+    assert e.value.fields["field"] == "task" and e.value.hint
+
+
+def test_task_not_text_is_an_error():
+    with pytest.raises(QueryError):
+        L.task_terms(None)  # type: ignore[arg-type]
+
+
+def test_long_task_is_bounded():
+    task = " ".join(f"word{i}x" for i in range(30_000))  # ~240 KB
+    t = L.task_terms(task)
+    assert len(t.weights) == L.MAX_TERMS and t.cut and t.chars == L.MAX_TASK_CHARS
+
+
+def test_non_ascii_task_terms():
+    t = L.task_terms("Größe der Übersetzung prüfen: 翻訳")
+    assert "größe" in t.weights and "übersetzung" in t.weights and "翻訳" in t.weights
+
+
+def test_mentions_tests_and_docs():
+    assert L.task_terms("add a test for the parser").tests
+    assert L.task_terms("document the parser options").docs is False
+    assert L.task_terms("update the docs for parser").docs
+
+
+@pytest.mark.parametrize(
+    ("path", "role"),
+    [
+        ("src/app.py", "source"),
+        ("tests/test_app.py", "test"),
+        ("app_test.go", "test"),
+        ("docs/guide.rst", "doc"),
+        ("README.md", "doc"),
+        ("CHANGES", "doc"),
+        ("examples/demo.py", "doc"),
+        ("setup.cfg", "other"),
+        ("Makefile", "other"),
+        ("lib/x.c", "source"),
+    ],
+)
+def test_file_role(path, role):
+    assert L.file_role(path) == role
+
+
+def test_source_ranks_before_tests_and_docs(tmp_path):
+    idx = _index(tmp_path, FILES)
+    got = L.locate(idx, "Rational adding is wrong", read=_read(FILES))
+    paths = [f.path for f in got.files]
+    assert paths[0] == "src/numbers.py"
+    assert paths.index("tests/test_numbers.py") > 0 and paths.index("docs/numbers.md") > 0
+    assert got.files[0].role == "source"
+
+
+def test_whole_words_not_substrings(tmp_path):
+    files = {"a/irr.py": "irrational irrational irrational\n", "a/rat.py": "rational\n"}
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "rational numbers", read=_read(files))
+    assert [f.path for f in got.files] == ["a/rat.py"]
+
+
+def test_exact_symbol_is_the_region_and_says_why(tmp_path):
+    idx = _index(tmp_path, FILES)
+    got = L.locate(idx, "how is `retry_request` bounded", read=_read(FILES), count=lambda s: len(s.split()))
+    top = got.files[0]
+    assert top.path == "src/http/client.py"
+    assert "defines retry_request" in top.why
+    region = top.regions[0]
+    assert region.symbol == "retry_request" and region.start_line == 1
+    assert region.why[0] == "defines retry_request"
+    assert region.tokens == len("\n".join(FILES["src/http/client.py"].split("\n")[0:3]).split()) or region.tokens > 0
+    assert region.read_call() == "jitctx head src/http/client.py --symbol retry_request"
+
+
+def test_line_window_without_definitions(tmp_path):
+    body = "\n".join(["filler line"] * 50 + ["the frobnicate knob turns here", "frobnicate again"] + ["filler line"] * 50) + "\n"
+    files = {"conf/setup.txt": body}
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "frobnicate knob", read=_read(files))
+    (region,) = got.files[0].regions[:1]
+    assert region.kind == "lines" and region.symbol is None
+    assert region.start_line <= 51 <= region.end_line
+    assert region.end_line - region.start_line + 1 <= L.WINDOW
+    assert set(region.why) >= {"frobnicate", "knob"}
+
+
+def test_repo_name_is_not_evidence(tmp_path):
+    files = {f"myproj/m{i}.py": f"import myproj\nvalue{i} = 1\n" for i in range(30)}
+    files["myproj/widget.py"] = "def widget():\n    return 'myproj'\n"
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "myproj widget", read=_read(files), repo_name="myproj")
+    assert got.files[0].path == "myproj/widget.py"
+    assert "myproj" not in got.terms.weights
+
+
+def test_no_hits_is_an_empty_answer_that_says_so(tmp_path):
+    idx = _index(tmp_path, FILES)
+    got = L.locate(idx, "zebra quagga", read=_read(FILES))
+    assert got.files == () and got.total == 0
+    res = L.to_result(got)
+    assert res.is_empty and res.results == []
+    assert "no file holds any of the task's terms" in res.notice and "zebra" in res.notice
+
+
+def test_unreadable_file_is_listed_without_regions(tmp_path):
+    idx = _index(tmp_path, FILES)
+    got = L.locate(idx, "retry_request timeout", read=lambda p: None)
+    assert got.files[0].path == "src/http/client.py" and got.files[0].regions == ()
+
+
+# -- through the Workspace, the CLI and the tool surface ---------------------------
+
+
+def test_workspace_locate_envelope(repo):
+    from jitctx.workspace import Workspace
+
+    res = Workspace(repo.root).locate("make greet shout")
+    assert res.tool == "locate" and res.results[0].path == "src/util/helpers.py"
+    d = res.to_dict()
+    assert d["results"][0]["regions"][0]["tokens"] > 0 and d["terms"] == {"greet": 1, "shout": 1}
+    assert d["notes"] == [] and not res.truncated
+
+
+def test_unwritable_cache_works_and_says_so(repo, tmp_path, monkeypatch):
+    from jitctx.workspace import Workspace
+
+    blocker = tmp_path / "a-file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(blocker / "cache"))
+    res = Workspace(repo.root).locate("make greet shout")
+    assert res.results[0].path == "src/util/helpers.py"
+    assert "kept in memory" in res.notice and "slower" in res.notice
+
+
+def test_long_task_through_the_cli_is_bounded_and_says_so(repo, capsys):
+    from jitctx.adapters import cli
+
+    task = "greet shout " + " ".join(f"extra{i}word" for i in range(12_000))  # ~130 KB
+    code = cli.main(["locate", "--task", task, "--root", str(repo.root), "--json"])
+    d = __import__("json").loads(capsys.readouterr().out)
+    assert code == 0 and d["results"][0]["path"] == "src/util/helpers.py"
+    assert "searched its first 48 of" in d["notice"] and "characters of the task were read" in d["notice"]
+
+
+def test_non_ascii_task_and_identifiers(repo, capsys):
+    from jitctx.adapters import cli
+
+    repo.write("src/größe.py", "def größe_berechnen(wert):\n    return wert * 2\n")
+    code = cli.main(["locate", "--task", "Größe berechnen falsch", "--root", str(repo.root), "--json"])
+    d = __import__("json").loads(capsys.readouterr().out)
+    assert code == 0 and d["results"][0]["path"] == "src/größe.py"
+    assert cli.main(["locate", "--task", "仕様を確認", "--root", str(repo.root)]) == 1  # no file holds it: said, exit 1
+    assert "no file holds any of the task's terms" in capsys.readouterr().out
+
+
+def test_denied_files_are_never_located(repo, capsys):
+    from jitctx.workspace import Workspace
+
+    repo.write(".env", "GREET_SECRET=shout\n")
+    res = Workspace(repo.root).locate("greet secret shout")
+    assert ".env" not in [f.path for f in res.results]
+
+
+def test_tool_dispatch_locate(repo):
+    from jitctx.adapters.tools import dispatch
+    from jitctx.workspace import Workspace
+
+    out = dispatch("locate", {"task": "make greet shout"}, workspace=Workspace(repo.root))
+    assert not out.is_error and out.data["results"][0]["path"] == "src/util/helpers.py"
+    assert "src/util/helpers.py" in out.text and "shout (function" in out.text
+    bad = dispatch("locate", {"task": "the and of"}, workspace=Workspace(repo.root))
+    assert bad.is_error and bad.data["error"]["type"] == "query_error" and "no words to search for" in bad.text
+    assert dispatch("locate", {}, workspace=Workspace(repo.root)).is_error
