@@ -230,13 +230,11 @@ class Listing:
                 p.stdout.close()
 
 
-def untracked(root: Path, *, scope: str = ".", ignored: bool, include_ignored: bool = False, balance: bool = False) -> list[str] | None:
-    """Untracked files under ``scope`` (``ignored``: only the ignored ones, else the
-    others), as the universe lists them; ``None`` when git fails."""
+def untracked(root: Path, *, scope: str = ".", include_ignored: bool = False, balance: bool = False) -> list[str] | None:
+    """Untracked files under ``scope`` (not the ignored ones unless
+    ``include_ignored``), as the universe lists them; ``None`` when git fails."""
     base = ["--literal-pathspecs", "ls-files", "-z", "--others"]
-    if ignored:
-        base += ["--ignored", "--exclude-standard"]
-    elif not include_ignored:
+    if not include_ignored:
         base.append("--exclude-standard")
     if scope != ".":
         commands = [[*base, "--", scope]]

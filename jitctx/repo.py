@@ -373,12 +373,12 @@ class Repo:
         except RepoError:
             return False
 
-    def untracked(self, *, scope: str = ".", ignored: bool, include_ignored: bool = False) -> list[str] | None:
-        """Untracked files under ``scope`` (``ignored``: only the ignored ones), as
+    def untracked(self, *, scope: str = ".", include_ignored: bool = False) -> list[str] | None:
+        """Untracked files under ``scope`` (not ignored ones unless ``include_ignored``), as
         ``files`` lists them; ``None`` outside git or when git fails."""
         if self.git is None:
             return None
-        return listing.untracked(self.root, scope=scope, ignored=ignored, include_ignored=include_ignored, balance=self.is_large())
+        return listing.untracked(self.root, scope=scope, include_ignored=include_ignored, balance=self.is_large())
 
 
 def _ignored(chain: list, rel: str) -> bool:

@@ -139,8 +139,9 @@ def content_key(text: str) -> bytes:
     return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
 
 
-class ContentCounts:
-    """Exact counts of file contents (excerpts), remembered on disk by content.
+class ContentCounts(Tokenizer):
+    """Exact counts of file contents (excerpts, nested instruction files),
+    remembered on disk by content; a :class:`Tokenizer` itself.
 
     ``count(text)`` answers from the cross-process cache (``code.counts``,
     in the cache directory) when this encoding counted the same text before,
@@ -154,7 +155,7 @@ class ContentCounts:
     """
 
     def __init__(self, encoding: str, tokenizer: Callable[[], Tokenizer], *, root: str | None = None, persist: bool = True) -> None:
-        self.encoding = encoding
+        self.encoding = self.name = encoding
         self.fresh = 0
         self.notice: str | None = None
         self._tokenizer = tokenizer
@@ -189,6 +190,9 @@ class ContentCounts:
         if store.notice:
             self.notice = store.notice
         return n
+
+    def truncate(self, text: str, max_tokens: int) -> str:
+        return self._tokenizer().truncate(text, max_tokens)
 
 
 _tokenizers: dict[str, Tokenizer] = {}

@@ -62,7 +62,7 @@ class Workspace:
         self.content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
-        self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
+        self.nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
 

@@ -104,17 +104,17 @@ _HEAD_SCRIPT = (
     "import json, sys\n"
     "from jitctx import Workspace\n"
     "ws = Workspace(sys.argv[1])\n"
-    "r = ws.head('big.py', 40)\n"
+    "r = ws.head(sys.argv[2] if len(sys.argv) > 2 else 'big.py', 40)\n"
     "print(json.dumps([r.results[0].tokens, ws.content_counts.fresh, 'tiktoken' in sys.modules]))\n"
 )
 
 
-def _head_in_fresh_process(root, env):
+def _head_in_fresh_process(root, env, *path):
     import json
     import subprocess
     import sys
 
-    out = subprocess.run([sys.executable, "-c", _HEAD_SCRIPT, str(root)], capture_output=True, text=True, env=env, check=True).stdout
+    out = subprocess.run([sys.executable, "-c", _HEAD_SCRIPT, str(root), *path], capture_output=True, text=True, env=env, check=True).stdout
     return json.loads(out)
 
 
@@ -132,6 +132,11 @@ def test_issue_16_a_head_of_content_counted_before_loads_no_tokenizer(tmp_path):
     assert _head_in_fresh_process(root, env) == [tokens, 0, False]  # counted before: no tokenizer
     (root / "big.py").write_text(text.replace("return", "yield"))  # new content is counted again
     assert _head_in_fresh_process(root, env)[1:] == [1, True]
+    (root / "sub").mkdir()  # a nested instruction file comes with the excerpt (a new session each process)
+    (root / "sub" / "AGENTS.md").write_text("# Rules\nRun the tests.\n")
+    (root / "sub" / "a.py").write_text(text)
+    assert _head_in_fresh_process(root, env, "sub/a.py") == [tokens, 1, True]  # the AGENTS.md is new content
+    assert _head_in_fresh_process(root, env, "sub/a.py") == [tokens, 0, False]
 
 
 def test_issue_16_content_counts_are_per_encoding_and_never_kept_in_the_repository(tmp_path, monkeypatch):

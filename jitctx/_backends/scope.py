@@ -67,7 +67,7 @@ class Scope:
             return self._files
         spec = self.spec
         prefix, keep = spec.prefix, spec.keep
-        others = self.repo.untracked(scope=spec.scope, ignored=False, include_ignored=spec.include_ignored) if self.tracked_listing is not None else None
+        others = self.repo.untracked(scope=spec.scope, include_ignored=spec.include_ignored) if self.tracked_listing is not None else None
         if others is not None:
             tracked = self.tracked_listing.decode("utf-8", "surrogateescape").split("\0")[:-1]  # type: ignore[union-attr]
             names = [*dict.fromkeys(tracked), *others]  # an unmerged path is listed once per stage
