@@ -28,6 +28,44 @@ def env_with_project() -> dict:
     return {**os.environ, "PYTHONPATH": str(PROJECT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
 
 
+def installed_python(checkout: Path = PROJECT, *, name: str = "venv-installed") -> Path:
+    """An interpreter that sees ``checkout`` as a user's ``pip install`` would.
+
+    An editable install (``pip install -e``) makes every process import its
+    finder at start-up (~20 ms on this machine, more than ``import jitctx``
+    for a head), which no user pays. So the timed processes run a small venv
+    of their own, ``benchmarks/.data/<name>``, without pip or setuptools,
+    whose one ``.pth`` file puts ``checkout`` and this interpreter's
+    site-packages (the dependencies) on ``sys.path``: plain path lines, no
+    import at start-up. ``rg`` from the ``ripgrep`` wheel is linked beside it
+    (jitctx looks there first). The checkout is compiled first.
+    """
+    import site
+    import sysconfig
+
+    data = Path(os.environ.get("JITCTX_BENCH_DATA") or PROJECT / "benchmarks" / ".data")
+    venv = data / name
+    py = venv / "bin" / "python"
+    if not py.exists():
+        subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(venv)], check=True)
+    (purelib,) = {sysconfig.get_path("purelib", vars={"base": str(venv), "platbase": str(venv)})}
+    deps = [p for p in site.getsitepackages() if Path(p).is_dir()]
+    Path(purelib, "jitctx-bench.pth").write_text("\n".join([str(Path(checkout).resolve()), *deps]) + "\n")
+    rg = Path(sys.executable).parent / "rg"
+    link = venv / "bin" / "rg"
+    if rg.exists() and not link.exists():
+        link.symlink_to(rg)
+    import compileall
+
+    compileall.compile_dir(Path(checkout) / "jitctx", quiet=1)
+    return py
+
+
+def console(py: Path) -> list[str]:
+    """What the console script ``jitctx`` does, run by ``py`` (its argv follows)."""
+    return [str(py), "-c", "import sys; sys.argv[0] = 'jitctx'; from jitctx.adapters.cli import entry; entry()"]
+
+
 def time_cmd(argv: list[str], *, cwd=None, env=None) -> float:
     """Wall seconds of one whole process, output discarded."""
     t = time.perf_counter()

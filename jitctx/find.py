@@ -29,8 +29,10 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
     looked at (if known), and the names git's walk listed."""
     suffix = glob_suffix(q.pattern, q.ignore_case)
     # a plain suffix is tested with endswith (4x faster than the regex, and
-    # importing pathspec for the regex costs ~20 ms)
-    match = None if suffix else compile_glob(q.pattern, q.ignore_case).match
+    # importing pathspec for the regex costs ~20 ms); '*.py' (not '**/*.py')
+    # is the top level of the search path only
+    top = suffix is not None and not q.pattern.startswith("**")
+    match = None if suffix else compile_glob(q.pattern, q.ignore_case, rooted=True).match
     n = len(prefix)
     hits: list[tuple[str, int, float, bool]] = []
     searched = 0
@@ -44,7 +46,7 @@ def _scan(repo: Repo, policy: PathPolicy, q: FindQuery, prefix: str) -> tuple[li
             cands = [p[n:] for p in names if p.startswith(prefix)] if prefix else names
             searched += len(cands)
             if suffix:
-                picked = [r for r in cands if r.endswith(suffix)]
+                picked = [r for r in cands if r.endswith(suffix) and "/" not in r] if top else [r for r in cands if r.endswith(suffix)]
             else:
                 assert match is not None
                 picked = [r for r in cands if match(r) is not None]
@@ -159,14 +161,14 @@ def find(repo: Repo, policy: PathPolicy, q: FindQuery) -> tuple[Result, list[str
         where = f" under {base.path}/" if prefix else ""
         res.add_notice(f"showing {q.limit:,} of {total:,} files{where} ({_order(q.sort)}); narrow with path=... or a more specific pattern, or raise limit.")
     elif total == 0:
-        where = f"under {base.path}/" if prefix else "in the repository"
+        where = f"under {base.path}/" if prefix else "in the repository" if repo.is_git else "under the root"
         scope = (
             "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files; ignored files were not searched (include_ignored=true widens)"
         )
         count = f"{searched:,} searched" if searched is not None else "searched"
         res.add_notice(f"no files match {q.pattern!r} {where} ({count}: {scope}).")
         if _is_dir(policy.root / (prefix + q.pattern.rstrip("/"))):
-            res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with pattern='{q.pattern.rstrip('/')}/**'.")
+            res.add_notice(f"{q.pattern.rstrip('/')!r} is a directory: list it with glob pattern='{q.pattern.rstrip('/')}/**'.")
     return res, [r.path for r in res.results]
 
 

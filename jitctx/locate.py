@@ -306,15 +306,17 @@ class FileHit:
             "regions": [r.to_dict() for r in self.regions],
         }
 
-    def render(self, now: float | None = None) -> str:
-        """The text form: one line for the file, one per region."""
+    def render(self, now: float | None = None, view: object = None) -> str:
+        """The text form: one line for the file, one per region; ``view`` (a
+        ``render.View``) shows the path as the surface does."""
         from .render import human_size
         from .text import show_name
 
         cost = f", {self.tokens:,} tokens" if self.tokens is not None else ""
         role = "" if self.role == "source" else f" [{self.role}]"
         why = f"  ({'; '.join(self.why)})" if self.why else ""
-        out = [f"{show_name(self.path)}  {human_size(self.size)}{cost}{role}{why}"]
+        shown = view.path(self.path) if view is not None else self.path  # type: ignore[attr-defined]
+        out = [f"{show_name(shown)}  {human_size(self.size)}{cost}{role}{why}"]
         for r in self.regions:
             what = r.symbol or f"lines {r.start_line}-{r.end_line}"
             rcost = f", {r.tokens:,} tokens" if r.tokens is not None else ""

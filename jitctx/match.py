@@ -2,7 +2,7 @@
 
 Owns turning a glob into a regex (``*`` stays in one folder, ``**/`` spans
 folders, ``[...]`` classes, ``\\`` escapes, ``{a,b}`` choices, a pattern
-without ``/`` matching the name at any depth, a trailing ``/`` or ``/**``
+without ``/`` matching the name at any depth unless rooted, a trailing ``/`` or ``/**``
 matching everything below), the literal a glob's matches must end with, the
 deny list's name rules, and scanning a joined listing for literals. No I/O,
 no third-party imports.
@@ -216,16 +216,16 @@ def _strip(pattern: str) -> str:
     return pattern[:end]
 
 
-def _one_regex(pattern: str) -> str | None:
+def _one_regex(pattern: str, rooted: bool = False) -> str | None:
     """One glob (braces only inside segments) as a regex; ``None`` when it matches nothing."""
     pattern = _strip(pattern)
     if not pattern or pattern.startswith("#") or pattern.startswith("!"):
         return None
-    if pattern in ("*", "**"):
+    if pattern == "**" or (pattern == "*" and not rooted):
         return "."
     dir_only = pattern.endswith("/")
     body = pattern.rstrip("/") if dir_only else pattern
-    anchored = body.startswith("/") or "/" in body.lstrip("/")
+    anchored = rooted or body.startswith("/") or "/" in body.lstrip("/")
     segs = body.lstrip("/").split("/")
     if segs == [""]:
         return None
@@ -251,20 +251,22 @@ def _one_regex(pattern: str) -> str | None:
 
 
 @lru_cache(maxsize=256)
-def compile_glob(pattern: str, ignore_case: bool = False) -> re.Pattern[str]:
+def compile_glob(pattern: str, ignore_case: bool = False, rooted: bool = False) -> re.Pattern[str]:
     """Compile a gitignore-style glob into a regex matched against a path.
 
     ``*`` does not cross ``/``; ``**/`` matches zero or more directories; a
-    pattern without ``/`` matches the name at any depth; a trailing ``/``
-    or ``/**`` matches everything below; ``{a,b}`` chooses, as in ripgrep's
-    globs and the glob tools agents know.
+    pattern without ``/`` matches the name at any depth (ripgrep's ``-g``),
+    or only at the top when ``rooted`` (glob's pattern: ``*.md`` is the top
+    level of the search path, as agents' glob tools and pathlib read it); a
+    trailing ``/`` or ``/**`` matches everything below; ``{a,b}`` chooses,
+    as in ripgrep's globs and the glob tools agents know.
     """
     if len(pattern) > MAX_PATTERN:
         raise _bad(pattern, f"it is {len(pattern):,} characters; the limit is {MAX_PATTERN:,}", "pass a shorter glob")
     regexes = []
     for one in _split_slash_choices(pattern):
         try:
-            regex = _one_regex(one)
+            regex = _one_regex(one, rooted)
         except ValueError as exc:
             raise _bad(pattern, str(exc)) from None
         if regex is None:

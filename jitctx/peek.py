@@ -18,7 +18,7 @@ from .errors import PathError
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Delivered, Excerpt, Result, mtime_of
-from .render import render_text, slim_instructions
+from .render import View, clamp_to_rule, render_text, slim_instructions
 from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from .tokens import fit_lines
@@ -218,43 +218,42 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     return res, Delivered(target.path, target.real, "read")
 
 
-def fit_excerpt(result: Result, max_tokens: int, tokenizer) -> Result:
+def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Keep whole lines (the first ones for head, the last ones for tail) so that
     the whole rendered result, read-on call included, fits ``max_tokens``.
 
     The rendered text is what is priced, so the cap holds exactly (a result
     whose fixed parts alone exceed it keeps no line, and says so).
     """
-    result = slim_instructions(result, max_tokens, tokenizer)
+    max_tokens = clamp_to_rule(result, max_tokens)
+    result = slim_instructions(result, max_tokens, tokenizer, view)
     e = result.results[0]
     lines = e.lines
     from_end = result.tool == "tail"
 
     def cut(k: int) -> Result:
         if k == len(lines):
-            out = replace(result, results=[replace(e, tokens=0)])
+            out = replace(result, results=[replace(e, tokens=tokenizer.count(e.content))])
         else:
             kept = lines[len(lines) - k :] if from_end else lines[:k]
             start, end = e.start_line, e.end_line
             if start is not None and end is not None:
                 start, end = (end - k + 1, end) if from_end else (start, start + k - 1)
             content = "".join(t + "\n" for t in kept)
-            out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=0)], truncated=True)
+            out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))], truncated=True)
             which = "the last " if from_end else ""
             out.add_notice(f"cut to {which}{k:,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
         add_read_on(out)
         return out
 
     def priced(k: int) -> str:
-        # the token count shown in the header is priced as wide as any real one
-        out = cut(k)
-        return render_text(replace(out, results=[replace(out.results[0], tokens=10**9)]))
+        # exactly the text the caller receives, its header's token count included
+        return render_text(cut(k), view=view)
 
-    k = fit_lines(tokenizer.count, lines, max_tokens, priced)
-    out = cut(k or 0)
-    excerpt = out.results[0]
-    out.results = [replace(excerpt, tokens=tokenizer.count(excerpt.content))]
-    return out
+    whole = cut(len(lines))
+    if tokenizer.count(render_text(whole, view=view)) <= max_tokens:
+        return whole  # checked first: a cut's notice can cost more than the lines it drops
+    return cut(fit_lines(tokenizer.count, lines, max_tokens, priced) or 0)
 
 
 def add_read_on(res: Result) -> None:

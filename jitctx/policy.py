@@ -266,7 +266,7 @@ class PathPolicy:
             raise PathError(f"path {given!r} cannot be read: {exc.strerror}", path=given, reason="unreadable") from None
         is_dir = stat.S_ISDIR(st.st_mode)
         if want == "file" and is_dir:
-            raise PathError(f"path {given!r} is a directory, not a file", path=given, reason="not_a_file", hint="list it with glob, e.g. pattern='*' path=" + repr(rel))
+            raise PathError(f"path {given!r} is a directory, not a file", path=given, reason="not_a_file", hint="list it with glob pattern='*' path=" + repr(rel))
         if want == "file" and not stat.S_ISREG(st.st_mode):
             raise PathError(f"path {given!r} is not a regular file", path=given, reason="not_a_file")
         if want == "dir" and not is_dir:
@@ -280,5 +280,5 @@ class PathPolicy:
             f"path {given!r} is outside the root {str(self.root)!r}",
             path=given,
             reason="outside_root",
-            hint="pass a path inside the root; relative paths are taken from the root (choose another root with --root)",
+            hint="pass a path inside the root; for another repository, serve that repository's root",
         )

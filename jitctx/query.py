@@ -35,6 +35,7 @@ __all__ = [
     "check_count",
     "check_pattern",
     "check_tokens",
+    "clamp_tokens",
     "params",
 ]
 
@@ -46,6 +47,8 @@ MAX_LIMIT = 10_000  # grep results a page
 MAX_CONTEXT = 100
 MAX_TIMEOUT = 600.0
 DEFAULT_TIMEOUT = 20.0
+MIN_TOKENS = 200  # max_tokens is held to this range on every surface (clamp_tokens)
+MAX_TOKEN_CAP = 50_000
 
 
 # -- the shared rules ---------------------------------------------------------------
@@ -69,10 +72,21 @@ def check_count(name: str, value: object, *, minimum: int = 1, maximum: int | No
 
 
 def check_tokens(value: object) -> int | None:
-    """``max_tokens``: ``None`` (no cap) or a positive integer."""
+    """``max_tokens``: ``None`` (no cap) or a positive integer (see :func:`clamp_tokens`)."""
     if value is None:
         return None
     return check_count("max_tokens", value, minimum=1)[0]
+
+
+def clamp_tokens(value: int) -> tuple[int, str | None]:
+    """The one rule for ``max_tokens`` on every surface: held to
+    ``MIN_TOKENS``..``MAX_TOKEN_CAP``, with a notice when moved (below the
+    floor no result with its notices fits; above the cap a result floods a window)."""
+    if value < MIN_TOKENS:
+        return MIN_TOKENS, f"max_tokens={value} is below the minimum; raised to {MIN_TOKENS}."
+    if value > MAX_TOKEN_CAP:
+        return MAX_TOKEN_CAP, f"max_tokens={value} is above the maximum; clamped to {MAX_TOKEN_CAP}."
+    return value, None
 
 
 def check_pattern(value: object, name: str = "pattern") -> str:
@@ -175,7 +189,7 @@ def params(cls: type) -> tuple[Param, ...]:
 
 MAX_TOKENS = Param(
     "max_tokens", "int", None, False, False,
-    Arg("cap on the rendered result", ("--max-tokens",), minimum=1, schema_minimum=200, schema_maximum=50_000, metavar="N"),
+    Arg(f"cap on the rendered result in tokens ({MIN_TOKENS}-{MAX_TOKEN_CAP:,}; outside is clamped)", ("--max-tokens",), minimum=1, metavar="N"),
 )  # fmt: skip
 
 
@@ -255,10 +269,10 @@ def _strs(p: Param, value: object) -> tuple[str, ...]:
 class FindQuery(Query):
     """Validated glob input."""
 
-    pattern: str = arg("glob; '*' stays in one folder, '**/' spans folders")
+    pattern: str = arg("glob relative to path: '*.md' is its top level, '**/*.md' every level")
     path: str = arg("folder to search, repo-relative", ".")
     sort: str = arg("mtime (newest first), path, or size", "mtime", flags=("--sort",), choices=SORTS)
-    limit: int = arg("most files to list", 100, flags=("--limit",), minimum=1, schema_maximum=1000, metavar="N")
+    limit: int = arg("most files to list", 100, flags=("--limit",), minimum=1, metavar="N")
     include_ignored: bool = arg("also list git-ignored files", False, flags=("--include-ignored",))
     ignore_case: bool = arg("match case-insensitively", False, flags=("-i", "--ignore-case"))
 
@@ -279,22 +293,29 @@ class SearchQuery(Query):
 
     pattern: str = arg("regex, or literal text with fixed_strings")
     path: str = arg("folder or file to search, repo-relative", ".")
-    glob: tuple[str, ...] = arg("only files matching these globs; '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
+    glob: tuple[str, ...] = arg("only files matching these globs, as rg -g ('*.py' at any depth); '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
     ignore_case: bool = arg("case-insensitive match", False, flags=("-i", "--ignore-case"))
     fixed_strings: bool = arg("pattern is literal text", False, flags=("-F", "--fixed-strings"))
     multiline: bool = arg("let matches span lines", False, flags=("-U", "--multiline"))
-    before: int = arg("context lines before each match (content mode)", 0, flags=("-B", "--before"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
-    after: int = arg("context lines after each match (content mode)", 0, flags=("-A", "--after"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
-    context: int | None = arg("context lines before and after", None, flags=("-C", "--context"), minimum=0, maximum=MAX_CONTEXT, schema_maximum=50, metavar="N")
+    before: int = arg("context lines before each match (content mode; max 100)", 0, flags=("-B", "--before"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
+    after: int = arg("context lines after each match (content mode; max 100)", 0, flags=("-A", "--after"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
+    context: int | None = arg("context lines before and after (max 100)", None, flags=("-C", "--context"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
     mode: str = arg("files, content, or count", "files", flags=("--mode",), choices=MODES)
-    limit: int = arg("most results to show", 100, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=1000, metavar="N")
-    offset: int = arg("results to skip (paging)", 0, flags=("--offset",), minimum=0, schema_maximum=1_000_000, metavar="N")
+    limit: int = arg("most results to show (max 10,000)", 100, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, metavar="N")
+    offset: int = arg("results to skip (paging)", 0, flags=("--offset",), minimum=0, metavar="N")
     include_ignored: bool = arg("also search git-ignored files", False, flags=("--include-ignored",))
     backend: str = arg("search engine; auto is rg when present, else python", "auto", flags=("--backend",), choices=BACKENDS, tool=False)
     timeout: float = arg(
         "time cap; past it, partial results marked truncated", DEFAULT_TIMEOUT, flags=("--timeout",), minimum=0.0, maximum=MAX_TIMEOUT, tool=False, metavar="SECONDS"
     )
     notice: str | None = field(default=None, compare=False)
+
+    @classmethod
+    def make(cls, **values: object):
+        """As :meth:`Query.make`; context lines without a ``mode`` mean content mode, as in rg."""
+        if values.get("mode") is None and any(values.get(k) for k in ("before", "after", "context")):
+            values["mode"] = "content"
+        return Query.make.__func__(cls, **values)  # type: ignore[attr-defined]  # slots=True makes a new class: no zero-argument super()
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> SearchQuery:
@@ -334,8 +355,8 @@ class HeadQuery(Query):
     """Validated head input. ``n`` above 2,000 is clamped with a notice."""
 
     path: str = arg("file to read, repo-relative")
-    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, schema_maximum=MAX_LINES, metavar="N")
-    start: int = arg("first line to show, 1-based", 1, flags=("--start",), minimum=1, schema_maximum=100_000_000, metavar="LINE")
+    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, metavar="N")
+    start: int = arg("first line to show, 1-based", 1, flags=("--start",), minimum=1, metavar="LINE")
     symbol: str | None = arg("read one definition (name or Class.method) instead of lines", None, flags=("--symbol",), metavar="NAME")
     notice: str | None = field(default=None, compare=False)
 
@@ -381,7 +402,7 @@ class TailQuery(Query):
     """Validated tail input. ``n`` above 2,000 is clamped with a notice."""
 
     path: str = arg("file to read, repo-relative")
-    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, schema_maximum=MAX_LINES, metavar="N")
+    n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, metavar="N")
     notice: str | None = field(default=None, compare=False)
 
     @classmethod

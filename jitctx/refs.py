@@ -57,7 +57,8 @@ class LineRef:
 
     ``before``/``after`` are lists of ``{"line", "text"}`` context lines;
     ``symbol`` is the qualname of the innermost definition around the line,
-    where the file has an outline.
+    where the file has an outline; ``ignored``: the file was named explicitly
+    though git ignores it.
     """
 
     path: str
@@ -68,6 +69,7 @@ class LineRef:
     before: tuple[dict, ...] = ()
     after: tuple[dict, ...] = ()
     symbol: str | None = None
+    ignored: bool = False
 
     def to_dict(self) -> dict[str, object]:
         d: dict[str, object] = {
@@ -81,6 +83,8 @@ class LineRef:
         }
         if self.symbol is not None:
             d["symbol"] = self.symbol
+        if self.ignored:
+            d["ignored"] = True
         return d
 
 

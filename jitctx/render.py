@@ -14,7 +14,24 @@ from dataclasses import replace
 from .refs import Excerpt, FileRef, LineRef, Result
 from .text import show_name
 
-__all__ = ["age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
+__all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
+
+
+class View:
+    """How a surface shows paths and the calls in hints. This one, the tool and
+    MCP surfaces' view, shows them as they are: repo-relative paths, calls in
+    tool-argument syntax (``head path=src/app.py start=68``). The CLI's view
+    (``adapters/cliview``) prints paths from the working directory and calls
+    as command lines. Token caps price the text through the same view."""
+
+    def path(self, path: str) -> str:
+        return path
+
+    def hint(self, text: str) -> str:
+        return text
+
+
+_AS_IS = View()
 
 
 def human_size(n: int) -> str:
@@ -54,8 +71,8 @@ def render_json(result: Result) -> str:
     return text
 
 
-def _ref_line(r: FileRef, now: float | None) -> str:
-    line = f"{show_name(r.path)}  {human_size(r.size)}  {age(r.mtime, now)}"
+def _ref_line(r: FileRef, now: float | None, view: View = _AS_IS) -> str:
+    line = f"{show_name(view.path(r.path))}  {human_size(r.size)}  {age(r.mtime, now)}"
     if r.matches is not None:
         line += f"  {r.matches:,} match{'es' if r.matches != 1 else ''}"
     if r.ignored:
@@ -65,15 +82,33 @@ def _ref_line(r: FileRef, now: float | None) -> str:
     return line
 
 
-def _line_ref(r: LineRef) -> str:
-    path = show_name(r.path)
+def _line_ref(r: LineRef, view: View = _AS_IS) -> str:
+    path = show_name(view.path(r.path))
     out = [f"{path}-{c['line']}-{c['text']}" for c in r.before]
     out.append(f"{path}:{r.line}:{r.text}" if r.symbol is None else f"{path}:{r.line} [{show_name(r.symbol)}]:{r.text}")
     out.extend(f"{path}-{c['line']}-{c['text']}" for c in r.after)
     return "\n".join(out)
 
 
-def _excerpt(e: Excerpt, now: float | None) -> str:
+def _with_breaks(items: list, texts: list[str]) -> list[str]:
+    """Matching lines with context get a ``--`` line between groups that are not
+    adjacent (another file, or a gap), as rg and grep print them."""
+    if not any(isinstance(r, LineRef) and (r.before or r.after) for r in items):
+        return texts
+    out: list[str] = []
+    prev = None
+    for item, text in zip(items, texts):
+        if isinstance(item, LineRef) and isinstance(prev, LineRef):
+            last = prev.after[-1]["line"] if prev.after else prev.line
+            first = item.before[0]["line"] if item.before else item.line
+            if item.path != prev.path or first > last + 1:
+                out.append("--")
+        out.append(text)
+        prev = item
+    return out
+
+
+def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
     if e.start_line is None:
         n = len(e.lines)
         numbers = range(-n, 0)
@@ -83,7 +118,7 @@ def _excerpt(e: Excerpt, now: float | None) -> str:
         where = f"lines {e.start_line:,}-{e.end_line:,} of {e.total_lines:,}" if e.lines else f"0 lines shown of {e.total_lines:,}"
     tokens = f", {e.tokens:,} tokens" if e.tokens is not None else ""
     flags = " [ignored]" if e.ignored else ""
-    head = f"==> {show_name(e.path)} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
+    head = f"==> {show_name(view.path(e.path))} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
     body = [f"{num:>6}\t{text}" for num, text in zip(numbers, e.lines)]
     return "\n".join([head, *body])
 
@@ -102,7 +137,7 @@ def _short_signature(kind: str, signature: str) -> str:
     return signature[:-1].rstrip() if signature.endswith((":", "{")) else signature
 
 
-def _symbol(s, *, in_outline: bool = False) -> str:
+def _symbol(s, *, in_outline: bool = False, view: View = _AS_IS) -> str:
     """A symbol reference: an outline's row (indented by depth: lines, kind,
     signature, [tokens]) or a symbols hit (path:lines, qualname, signature, tokens)."""
     lines = f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}"
@@ -112,86 +147,153 @@ def _symbol(s, *, in_outline: bool = False) -> str:
         return f"{'  ' * s.depth}{lines} {s.kind} {sig}{tokens}"
     tokens = f"  ({s.tokens:,} tokens)" if s.tokens is not None else ""
     sig = f"  {show_name(s.signature)}" if s.signature else ""
-    return f"{show_name(s.path)}:{lines}  {show_name(s.qualname)}{sig}{tokens}"
+    return f"{show_name(view.path(s.path))}:{lines}  {show_name(s.qualname)}{sig}{tokens}"
 
 
-def render_item(item: object, now: float | None = None) -> str:
+def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> str:
     if type(item).__name__ == "Symbol":  # structure.Symbol, not imported here (start-up cost)
-        return _symbol(item)
+        return _symbol(item, view=view)
     if isinstance(item, Excerpt):
-        return _excerpt(item, now)
+        return _excerpt(item, now, view)
     if isinstance(item, LineRef):
-        return _line_ref(item)
+        return _line_ref(item, view)
     if isinstance(item, FileRef):
-        return _ref_line(item, now)
+        return _ref_line(item, now, view)
     if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
-        return item.render(now)  # type: ignore[attr-defined]
+        return item.render(now, view)  # type: ignore[attr-defined]
     return json.dumps(item, ensure_ascii=False)
 
 
 _SINCE = {"read": "since you read it", "preload": "since it was put in the prefix", "instructions": "since it was shown to you"}
 
 
-def stale_line(s: dict) -> str:
+def stale_line(s: dict, view: View = _AS_IS) -> str:
     """One stale entry as a plain statement of fact (no guess about who changed it)."""
     change = s.get("change", "changed")
     what = {"added": "appeared", "deleted": "was deleted"}.get(change, change)
-    line = f"[stale] {show_name(str(s.get('path')))}: {what} {_SINCE.get(str(s.get('kind')), 'since it was delivered')}"
+    line = f"[stale] {show_name(view.path(str(s.get('path'))))}: {what} {_SINCE.get(str(s.get('kind')), 'since it was delivered')}"
     if s.get("old_head") and s.get("new_head") and s["old_head"] != s["new_head"]:
         line += f" (HEAD {s['old_head'][:8]} -> {s['new_head'][:8]})"
     return line
 
 
-def _instruction(i: dict) -> str:
+def _instruction(i: dict, view: View = _AS_IS) -> str:
+    path, folder = show_name(view.path(i["path"])), show_name(view.path(i.get("dir", ".")))
     if i.get("content") is not None:
-        return f"[instructions] {show_name(i['path'])} applies to files under {show_name(i.get('dir', '.'))}/:\n{i['content'].rstrip()}"
-    return f"[instructions] {show_name(i['path'])} applies to files under {show_name(i.get('dir', '.'))}/; read it with head path={show_name(i['path'])}"
+        return f"[instructions] {path} applies to files under {folder}/:\n{i['content'].rstrip()}"
+    return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
+
+
+_OUTLINE_FLOOR = 4000  # characters (~1,000 tokens): an outline this small is shown whole, whatever the file's size
+
+
+def _outline(result: Result, v: View) -> list[str]:
+    """An outline as text: one row per definition when that costs at most a
+    tenth of the file (by characters, ~4 per token on both sides), else
+    folded: top-level rows, each one's members by name on one line (deeper
+    ones counted); then, if still too long, top-level rows without signatures."""
+    rows = result.results
+    if not rows:
+        return []
+    room = max(int(result.extra.get("size") or 0) // 10, _OUTLINE_FLOOR)
+    head = f"==> {show_name(v.path(str(result.extra.get('path'))))} ({result.total:,} definitions{_of_lines(result.extra.get('lines'))}"
+    full = [_symbol(r, in_outline=True) for r in rows]
+    if sum(map(len, full)) + len(full) <= room:
+        return [head + "; lines kind signature [tokens]) <==", *full]
+    for signatures in (True, False):
+        out = _folded(rows, signatures)
+        if sum(map(len, out)) + len(out) <= room or not signatures:
+            what = "lines kind signature [tokens]" if signatures else "lines kind name [tokens]"
+            note = (
+                f"[note] folded to fit a tenth of the file: members by name under each definition ({what} for the rest); "
+                "symbols with query 'Name.' lists a definition's members with lines and tokens, head with symbol reads one."
+            )
+            return [head + f"; {what}) <==", *out, v.hint(note)]
+    return full  # pragma: no cover
+
+
+def _folded(rows: list, signatures: bool) -> list[str]:
+    out: list[str] = []
+    i = 0
+    while i < len(rows):
+        top = rows[i]
+        out.append(_symbol(top, in_outline=True) if signatures else _bare(top))
+        members: list[str] = []
+        deeper = 0
+        i += 1
+        while i < len(rows) and rows[i].depth > top.depth:
+            if rows[i].depth == top.depth + 1:
+                members.append(show_name(rows[i].name))
+            else:
+                deeper += 1
+            i += 1
+        if members or deeper:
+            more = f" (+{deeper:,} nested)" if deeper else ""
+            out.append(f"{'  ' * (top.depth + 1)}{', '.join(members)}{more}")
+    return out
+
+
+def _bare(s) -> str:
+    lines = f"{s.start_line}-{s.end_line}" if s.end_line != s.start_line else f"{s.start_line}"
+    tokens = f" [{s.tokens:,}]" if s.tokens is not None else ""
+    return f"{'  ' * s.depth}{lines} {s.kind} {show_name(s.name)}{tokens}"
 
 
 def _of_lines(n: object) -> str:
     return f", {n:,} lines" if isinstance(n, int) else ""
 
 
-def render_text(result: Result, now: float | None = None) -> str:
-    """Compact text: stale notes, instructions met just now, the items, then the notice."""
-    parts = [stale_line(s) for s in result.stale]
-    parts += [_instruction(i) for i in result.instructions]
+def render_text(result: Result, now: float | None = None, view: View | None = None) -> str:
+    """Compact text: stale notes, instructions met just now, the items, then the notice.
+
+    ``view``: how paths and hints are shown (default: as they are, for tool callers)."""
+    v = view or _AS_IS
+    parts = [stale_line(s, v) for s in result.stale]
+    parts += [_instruction(i, v) for i in result.instructions]
     if result.tool == "outline":
-        if result.results:
-            where = f"{result.total:,} definitions{_of_lines(result.extra.get('lines'))}; lines kind signature [tokens]"
-            parts.append(f"==> {show_name(str(result.extra.get('path')))} ({where}) <==")
-        parts += [_symbol(r, in_outline=True) for r in result.results]
+        parts += _outline(result, v)
     else:
-        parts += [render_item(r, now) for r in result.results]
+        parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
     if result.notice:
-        parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(result.notice)}")  # one line, whatever names it holds
+        parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(v.hint(result.notice))}")  # one line, whatever names it holds
     return "\n".join(parts)
 
 
-def slim_instructions(result: Result, max_tokens: int, tokenizer) -> Result:
+def slim_instructions(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Nested instructions met just now as references when, with content, they
     would take over half of ``max_tokens`` (the head call that reads each is in its line)."""
-    fixed = tokenizer.count(render_text(replace(result, results=[])))
+    fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     if fixed > max_tokens // 2 and any(i.get("content") for i in result.instructions):
         result = replace(result, instructions=[{**i, "content": None} for i in result.instructions])
         result.add_notice("instructions met just now are given as references to fit max_tokens; read them with head.")
     return result
 
 
-def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
+def clamp_to_rule(result: Result, max_tokens: int) -> int:
+    """``max_tokens`` held to its one range (``query.clamp_tokens``); the result says so when moved."""
+    from .query import clamp_tokens
+
+    max_tokens, note = clamp_tokens(max_tokens)
+    if note:
+        result.add_notice(note)
+    return max_tokens
+
+
+def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
     """Cut a list of items (refs, matching lines) at whole items to fit ``max_tokens``.
 
     The fixed parts (instructions, stale notes, a notice) are priced first;
     the cut is stated in the notice with the call that reads on. Excerpts are
-    cut by ``peek.fit_excerpt``.
+    cut by ``peek.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
     """
-    result = slim_instructions(result, max_tokens, tokenizer)
-    fixed = tokenizer.count(render_text(replace(result, results=[])))
+    max_tokens = clamp_to_rule(result, max_tokens)
+    result = slim_instructions(result, max_tokens, tokenizer, view)
+    fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     room = max_tokens - fixed - 60  # leave room for the cut notice
     items = result.results
     kept, used = [], 0
     for item in items:
-        cost = tokenizer.count(render_item(item)) + 1
+        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + (3 if isinstance(item, LineRef) and (item.before or item.after) else 1)  # + a '--' line
         if used + cost > room:
             break
         kept.append(item)
@@ -199,5 +301,5 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer) -> Result:
     if len(kept) == len(items):
         return result
     out = replace(result, results=kept, truncated=True)
-    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens:,}; raise max_tokens, or narrow the request (offset/limit/path).")
+    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens}; raise max_tokens, or narrow the request (offset/limit/path).")
     return out

@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat as _stat
 import time
+from dataclasses import replace
 
 from . import cancel
 from ._backends import Spec
@@ -148,6 +149,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     outcome = backend.count(scope)
     counts = outcome.counts
     order = sorted(counts)  # by path: stable pages for offset/limit
+    if q.mode == "count":
+        order.sort(key=counts.__getitem__, reverse=True)  # most matches first, ties by path (a stable sort)
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
     timed_out = outcome.timed_out
@@ -157,6 +160,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     notes: list[str] = []  # redactions the page made
     if q.mode == "content":
         results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts, notes)
+        if ignored_flag:  # named explicitly: served, and flagged as head and tail flag it
+            results = [replace(r, ignored=True) for r in results]
         timed_out |= cut
         skipped += more_skipped
         total, unit = lines_total, "matching lines"
@@ -172,6 +177,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     res = Result("grep", results, total=total)
     if repo.notice:
         res.add_notice(repo.notice)
+    if ignored_flag and q.mode == "content":
+        res.add_notice(f"{single} is ignored by git; searched because it was named.")
     for note in notes:
         res.add_notice(note)
     res.extra["backend"] = backend.name
@@ -180,7 +187,9 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     skip_counts = {"binary": outcome.binary, "denied": outcome.denied, "ignored": None}
     if q.notice:
         res.add_notice(q.notice)
-    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository")
+    where = f"in {single}" if single else (f"under {scope_dir}/" if prefix else "in the repository" if repo.is_git else "under the root")
+    if total == 1:
+        unit = unit[:-1]  # "1 file", "1 matching line"
     if timed_out:
         res.truncated = True
         res.add_notice(
@@ -195,11 +204,13 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
     elif q.offset + q.limit < total:
         res.truncated = True
         shown_to = q.offset + min(q.limit, total - q.offset)
-        sorting = "by path, then line" if q.mode == "content" else "by path"
+        sorting = {"content": "by path, then line", "count": "most matches first"}.get(q.mode, "by path")
         res.add_notice(
             f"showing {q.offset + 1:,}-{shown_to:,} of {total:,} {unit} {where} ({sorting}); "
             f"next page: offset={q.offset + q.limit}; or narrow with path=... / glob=..., or raise limit."
         )
+    if q.mode == "count" and order and not res.truncated:
+        res.add_notice(f"{lines_total:,} matching line{'s' if lines_total != 1 else ''} in {len(order):,} file{'s' if len(order) != 1 else ''}, most matches first.")
     if replaced:
         where_bad = ", ".join(replaced[:5]) + (", …" if len(replaced) > 5 else "")
         res.add_notice(f"invalid UTF-8 was replaced with U+FFFD in {len(replaced):,} shown line(s) or their context: {where_bad}.")
@@ -230,26 +241,34 @@ def _listed_stat(opener: Opener, path: str, skipped: list[Skipped]) -> os.stat_r
 
 
 def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, where: str) -> dict:
-    """An empty result says what was searched and what was not, with counts."""
+    """An empty result says what was searched and what was not (DESIGN 3):
+    counted where the search pass itself yields the count, else named as a
+    class with the call that widens the search. An empty grep costs no extra
+    walk: no second rg pass for binary files, no git walk for the untracked
+    or ignored ones (docs/design.md, grep: "What an empty result says")."""
     spec = scope.spec
-    binary = outcome.binary if outcome.binary is not None else backend.binary_matches(scope)
+    binary = outcome.binary
     if spec.file is not None:
         res.add_notice(f"no matches for {q.pattern!r} {where}" + (" (it is binary and contains the pattern; binary files are not shown)." if binary else "."))
         return {"binary": binary, "denied": 0, "ignored": None}
-    universe = scope.files()
-    denied = len(scope.denied_among(universe))
-    ignored = None if q.include_ignored else scope.ignored_count()
-    searched = len(universe) - denied
-    kinds = "all files, ignored ones included" if q.include_ignored else "tracked and untracked-not-ignored files"
-    parts = []
-    if ignored is not None:
-        parts.append(f"{ignored:,} ignored (include_ignored=true widens)")
+    kinds = "files (all, ignored ones included)" if q.include_ignored else "tracked and untracked-not-ignored files" if scope.repo.is_git else "files not ignored by .gitignore"
+    if outcome.files_searched == 1:
+        kinds = kinds.replace("files", "file", 1)
+    searched = f"{outcome.files_searched:,} {kinds} searched" if outcome.files_searched is not None else f"searched the {kinds}"
+    parts = [] if q.include_ignored else ["ignored files (include_ignored=true widens)"]
     if binary is not None:
         parts.append(f"{binary:,} binary file{'s' if binary != 1 else ''} containing the pattern")
-    parts.append(f"{denied:,} denied by policy")
+    else:
+        parts.append("binary files (a NUL byte in the text)")
+    if outcome.denied is None:
+        parts.append("files denied by policy")
+    elif outcome.denied_tracked_only:
+        parts.append(f"{outcome.denied:,} denied by policy (tracked; untracked ones not counted)")
+    else:
+        parts.append(f"{outcome.denied:,} denied by policy")
     filters = f", glob={list(q.glob)}" if q.glob else ""
-    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched:,} {kinds} in scope; not searched: {', '.join(parts)}.")
-    return {"binary": binary, "denied": denied, "ignored": ignored}
+    res.add_notice(f"no matches for {q.pattern!r} {where}{filters}: {searched}; not searched: {', '.join(parts)}.")
+    return {"binary": binary, "denied": outcome.denied, "ignored": None}
 
 
 def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int], notes: list[str]):

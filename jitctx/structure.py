@@ -125,14 +125,24 @@ class CodeIndex:
     # -- keeping it current -------------------------------------------------
 
     def _entries(self, paths: list[str]) -> list[tuple[str, int, int, int, int]]:
-        root = str(self.repo.root)
+        root = str(self.repo.root) + os.sep
         is_denied = self.policy.is_denied
+        names: dict[str, bool] = {}  # one verdict per distinct name: folders repeat on every path
         out = []
+        lstat = os.lstat
         for rel in paths:
-            if is_denied(rel):
+            denied = False
+            for name in rel.split("/"):
+                verdict = names.get(name)
+                if verdict is None:
+                    verdict = names[name] = is_denied(name)
+                if verdict:
+                    denied = True
+                    break
+            if denied:
                 continue
             try:
-                st = os.lstat(os.path.join(root, rel))
+                st = lstat(root + rel)
             except OSError:
                 continue
             if stat.S_ISREG(st.st_mode):
@@ -208,7 +218,7 @@ class CodeIndex:
             res.add_notice(_skip_note(rel, state.skipped))
         elif not found:
             res.add_notice(f"{rel} has no definitions (functions, classes, types) to outline; read it with head.")
-        res.extra = {"path": rel, "lines": _line_count(data)}
+        res.extra = {"path": rel, "lines": _line_count(data), "size": len(data)}
         return res
 
     def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:

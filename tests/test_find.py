@@ -43,7 +43,8 @@ def test_glob_ignored_files_only_with_include_ignored(ws):
 
 def test_glob_path_scopes_the_search_and_pattern_is_relative_to_it(ws):
     assert paths(ws.glob("*.py", "src/util", sort="path")) == ["src/util/__init__.py", "src/util/helpers.py"]
-    assert paths(ws.glob("helpers.py", "src")) == ["src/util/helpers.py"]
+    assert paths(ws.glob("**/helpers.py", "src")) == ["src/util/helpers.py"]
+    assert paths(ws.glob("helpers.py", "src")) == []  # a pattern without '/' is the top level of path
 
 
 def test_glob_untracked_files_are_found(repo, ws):
@@ -147,7 +148,7 @@ def test_glob_outside_git_uses_gitignore(tmp_path):
 def test_glob_naming_a_directory_says_how_to_list_it(ws):
     res = ws.glob("src/util")
     assert res.total == 0
-    assert res.notice.endswith("'src/util' is a directory: list it with pattern='src/util/**'.")
+    assert res.notice.endswith("'src/util' is a directory: list it with glob pattern='src/util/**'.")
 
 
 def test_glob_absolute_pattern_inside_the_root(ws):
@@ -156,7 +157,7 @@ def test_glob_absolute_pattern_inside_the_root(ws):
 
 def test_glob_in_a_subfolder_root(repo):
     sub = Workspace(repo.root / "src")
-    assert paths(sub.glob("*.py", sort="path")) == ["app.py", "util/__init__.py", "util/helpers.py"]
+    assert paths(sub.glob("**/*.py", sort="path")) == ["app.py", "util/__init__.py", "util/helpers.py"]
     assert paths(sub.glob("util/*.py", sort="path")) == ["util/__init__.py", "util/helpers.py"]
 
 
@@ -187,3 +188,14 @@ def test_issue_12_a_folder_swapped_for_a_symlink_does_not_show_what_it_leads_to(
     for backend in ("rg", "python"):
         res = ws.grep("x", backend=backend)
         assert all(not r.path.startswith("src/util/") for r in res.results)
+
+
+def test_issue_15_star_is_the_top_level_of_the_search_path_and_double_star_recurses(repo, ws):
+    """DESIGN 4: glob's '*' does not cross '/', so '*.py' lists the top level only."""
+    repo.write("top.py", "x = 1\n")
+    assert paths(ws.glob("*.py", sort="path")) == ["top.py"]
+    assert paths(ws.glob("*.py", "src", sort="path")) == ["src/app.py"]
+    assert "src/util/helpers.py" in paths(ws.glob("**/*.py", sort="path"))
+    assert paths(ws.glob("*", "src", sort="path")) == ["src/app.py"]
+    assert paths(ws.glob("*.P?", "src", ignore_case=True, sort="path")) == ["src/app.py"]  # the regex route too
+    assert paths(ws.glob("{*.py,util/*.py}", "src", sort="path")) == ["src/app.py", "src/util/__init__.py", "src/util/helpers.py"]

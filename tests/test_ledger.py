@@ -291,7 +291,7 @@ def test_refresh_rerenders_prefix_and_clears(repo, fake_preload):
     h1 = repo.head()
     repo.write("AGENTS.md", "# new rules\n")
     repo.write("docs/guide.md", "new guide\n")
-    assert [s["path"] for s in ws.glob("*.md").stale] == ["AGENTS.md", "docs/guide.md"]
+    assert [s["path"] for s in ws.glob("**/*.md").stale] == ["AGENTS.md", "docs/guide.md"]
     assert len(fake_preload) == 1  # requests never re-render the prefix
     r = ws.refresh()
     assert isinstance(r, Refreshed)

@@ -250,6 +250,27 @@ def test_issue_2_head_and_tail_fit_max_tokens_with_their_notices(repo, n):
 
     repo.write("long.md", "".join(f"line {i}: some words to make it longer than it needs\n" for i in range(3000)))
     ws = Workspace(repo.root)
-    for res in (ws.head("long.md", 2000, start=n, max_tokens=150), ws.tail("long.md", 2000, max_tokens=150)):
-        assert get_tokenizer().count(render_text(res)) <= 150
+    for res in (ws.head("long.md", 2000, start=n, max_tokens=250), ws.tail("long.md", 2000, max_tokens=250)):
+        assert get_tokenizer().count(render_text(res)) <= 250
         assert "read" in res.notice and res.truncated
+
+
+def test_issue_15_max_tokens_caps_the_text_the_caller_receives(repo):
+    """The cap holds on the rendered text, and a file whose whole rendering fits is shown whole
+    (main priced the header's token count as a 10-digit number and tried a cut's notice first)."""
+    from jitctx.render import render_text
+
+    ws = Workspace(repo.root)
+    count = ws.tokenizer.count
+    repo.write("small.txt", "".join(f"line {i}\n" for i in range(40)))
+    whole = count(render_text(ws.head("small.txt")))
+    assert whole > 200  # above the floor max_tokens is held to
+    for cap in range(whole, whole + 12):
+        res = ws.head("small.txt", max_tokens=cap)
+        assert count(render_text(res)) <= cap and excerpt(res).end_line == 40 and not res.truncated, cap
+    for tool in (ws.head, ws.tail):
+        for cap in (200, 333, 1000, 1500):
+            res = tool("text/numbers.txt", 2000, max_tokens=cap)
+            text = render_text(res)
+            assert count(text) <= cap and res.truncated, (tool, cap)
+            assert count(text) > cap - 60, (tool, cap)  # not wasteful either

@@ -421,7 +421,7 @@ def test_jit_reading_the_instruction_file_itself_does_not_repeat_it(pre):
     ws = ws_of(pre)
     assert ws.head("sib/AGENTS.md").instructions == []
     assert ws.head("sib/code.py").instructions == []
-    assert [i["path"] for i in ws.glob("*.md", "a/b", sort="path").instructions] == ["a/AGENTS.md", "a/b/AGENTS.override.md", "a/b/c/CLAUDE.md", "a/b/c/d/GEMINI.md"]
+    assert [i["path"] for i in ws.glob("**/*.md", "a/b", sort="path").instructions] == ["a/AGENTS.md", "a/b/AGENTS.override.md", "a/b/c/CLAUDE.md", "a/b/c/d/GEMINI.md"]
 
 
 def test_denied_fallback_name_is_refused(pre):

@@ -38,7 +38,6 @@ def test_query_defaults():
         ({"limit": 0}, "limit must be at least 1, got 0"),
         ({"limit": True}, "limit must be an integer, got True"),
         ({"offset": -1}, "offset must be at least 0, got -1"),
-        ({"before": 101}, "before must be at most 100, got 101"),
         ({"context": "2"}, "context must be an integer, got '2'"),
         ({"backend": "grep"}, "backend must be one of auto, rg, python; got 'grep'"),
         ({"timeout": 0}, "timeout must be a number of seconds in (0, 600], got 0"),
@@ -97,3 +96,8 @@ def test_head_clamps_n_with_a_notice_and_refuses_a_bad_start():
 def test_a_glob_pattern_is_stripped_of_a_leading_dot_slash():
     assert FindQuery.make(pattern=" ./src/*.py ").pattern == "src/*.py"
     assert FindQuery.make(pattern="*", path=None).path == "."
+
+
+def test_issue_15_context_lines_above_the_maximum_are_clamped_with_a_notice():
+    q = SearchQuery.make(pattern="x", before=101)
+    assert q.before == 100 and q.notice == "before=101 is above the maximum; clamped to 100."

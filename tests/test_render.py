@@ -74,3 +74,18 @@ def test_issue_12_names_with_control_characters_are_escaped_in_text():
     text = render_text(Result("glob", refs, total=2, notice="see fake\rREADME.md"), now=0.0)
     assert "\r" not in text and text.splitlines()[0].startswith("fake\\rREADME.md")
     assert text.splitlines()[1].startswith("a\\nb.txt") and text.splitlines()[2] == "[note] see fake\\rREADME.md"
+
+
+def test_issue_15_context_groups_that_are_not_adjacent_are_separated_by_a_dashes_line():
+    from jitctx.refs import LineRef, Result
+    from jitctx.render import render_text
+
+    def m(path, line, before=(), after=()):
+        return LineRef(path, 1, 0.0, line, "hit", tuple({"line": n, "text": "c"} for n in before), tuple({"line": n, "text": "c"} for n in after))
+
+    res = Result("grep", [m("a.py", 2, [1], [3]), m("a.py", 4, [], [5]), m("a.py", 9, [8]), m("b.py", 1, [], [2])], total=4)
+    assert render_text(res).splitlines() == [
+        "a.py-1-c", "a.py:2:hit", "a.py-3-c", "a.py:4:hit", "a.py-5-c", "--", "a.py-8-c", "a.py:9:hit", "--", "b.py:1:hit", "b.py-2-c",
+    ]  # fmt: skip
+    plain = Result("grep", [m("a.py", 2), m("a.py", 9)], total=2)
+    assert "--" not in render_text(plain).splitlines()  # without context lines, as rg

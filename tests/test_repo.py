@@ -472,3 +472,19 @@ def test_issue_12_a_fifo_deeper_down_is_cut_by_git_s_time_limit(repo, monkeypatc
     assert time.monotonic() - t0 < 6
     assert {"src/app.py", "deep/new.txt"} <= set(listed) and len(listed) == len(set(listed))
     assert "did not finish within 1 s" in r.notice
+
+
+def test_issue_16_a_small_folder_is_listed_by_one_git_process_with_tracked_first(repo, monkeypatch):
+    repo.write("small/a.py", "tracked\n")
+    repo.write("small/sub/b.py", "tracked\n")
+    repo.git("add", "small")
+    repo.git("commit", "-qm", "small folder")
+    repo.write("small/new.py", "untracked\n")
+    repo.write("small/sub/skip.log", "ignored by the fixture's rules?\n")
+    r = Repo(repo.root)
+    want = sorted(p for p in r.files() if p.startswith("small/"))
+    spawned = _spawned(monkeypatch)
+    chunks = list(r.file_chunks(under="small"))
+    assert len([c for c in spawned if "ls-files" in c]) == 1  # each git process reads the whole index
+    assert chunks[0] == ["small/a.py", "small/sub/b.py"]  # the tracked first, as find expects
+    assert sorted(p for c in chunks for p in c) == want and "small/new.py" in chunks[1]

@@ -355,3 +355,16 @@ def test_issue_12_a_cancelled_grep_stops_promptly(repo, backend, monkeypatch, tm
     worker.join(10)
     assert not worker.is_alive() and time.monotonic() - cancelled_at < 3
     assert out["r"].truncated
+
+
+def test_issue_15_notices_count_in_the_singular_and_do_not_call_a_plain_folder_a_repository(tmp_path):
+    from jitctx import Workspace
+
+    (tmp_path / "plain").mkdir()
+    (tmp_path / "plain" / "a.txt").write_text("hello\n")
+    ws = Workspace(tmp_path / "plain")
+    empty = ws.grep("zzz").notice
+    # rg's pass counts no files (issue 16: an empty result costs no extra walk); the words still fit a plain folder
+    assert "under the root: searched the files not ignored by .gitignore" in empty and "repository" not in empty
+    assert "1 file (all, ignored ones included) searched" in ws.grep("zzz", include_ignored=True, backend="python").notice
+    assert "in the repository" not in ws.glob("*.nothing").notice

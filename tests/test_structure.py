@@ -225,3 +225,19 @@ def test_index_store_lives_outside_the_repository(code):
     ws.symbols("gcd")
     store = ws.code.index.path
     assert store is not None and not os.path.realpath(store).startswith(os.path.realpath(code.root))
+
+
+def test_outline_of_a_file_of_many_small_methods_folds_members_to_stay_a_tenth(code):
+    ws = _ws(code)
+    from jitctx.render import render_text
+
+    body = "".join(
+        f"class Node{i}(Base):\n" + "".join(f"    def method_{j}(self, other: 'Node{i}') -> bool:\n        return self.v{j} == other.v{j}\n\n" for j in range(8)) + "\n"
+        for i in range(150)
+    )
+    code.write("nodes.py", body)
+    res = ws.outline("nodes.py")
+    assert res.total == 150 * 9  # JSON keeps every definition
+    text = render_text(res)
+    assert ws.tokenizer.count(text) * 10 <= ws.tokenizer.count(body)
+    assert "  method_0, method_1, method_2" in text and "folded" in text

@@ -96,3 +96,66 @@ def test_cut_lines_on_a_huge_input_counts_only_text_near_the_fit():
     k = fit_lines(tok.count, lines, 400, render_with(lines))
     assert k == 99  # 4 tokens a line, 3 for the marker
     assert tok.longest < 20_000 and tok.calls < 40
+
+
+# -- counts of file contents, remembered on disk (issue 16) ------------------------
+
+_HEAD_SCRIPT = (
+    "import json, sys\n"
+    "from jitctx import Workspace\n"
+    "ws = Workspace(sys.argv[1])\n"
+    "r = ws.head('big.py', 40)\n"
+    "print(json.dumps([r.results[0].tokens, ws.content_counts.fresh, 'tiktoken' in sys.modules]))\n"
+)
+
+
+def _head_in_fresh_process(root, env):
+    import json
+    import subprocess
+    import sys
+
+    out = subprocess.run([sys.executable, "-c", _HEAD_SCRIPT, str(root)], capture_output=True, text=True, env=env, check=True).stdout
+    return json.loads(out)
+
+
+def test_issue_16_a_head_of_content_counted_before_loads_no_tokenizer(tmp_path):
+    import os
+
+    root = tmp_path / "repo"
+    root.mkdir()
+    text = "".join(f"def f{i}(x):\n    return x * {i}\n" for i in range(100))
+    (root / "big.py").write_text(text)
+    env = {**os.environ, "JITCTX_CACHE_DIR": str(tmp_path / "cache")}
+    tokens, fresh, loaded = _head_in_fresh_process(root, env)
+    assert (fresh, loaded) == (1, True)  # the first read of this content counts it
+    assert tokens == get_tokenizer().count("".join(text.splitlines(keepends=True)[:40]))
+    assert _head_in_fresh_process(root, env) == [tokens, 0, False]  # counted before: no tokenizer
+    (root / "big.py").write_text(text.replace("return", "yield"))  # new content is counted again
+    assert _head_in_fresh_process(root, env)[1:] == [1, True]
+
+
+def test_issue_16_content_counts_are_per_encoding_and_never_kept_in_the_repository(tmp_path, monkeypatch):
+    from jitctx.tokens import ContentCounts, content_key
+
+    calls = []
+
+    class Fake(Tokenizer):
+        name = "fake"
+
+        def count(self, text):
+            calls.append(text)
+            return len(text.split())
+
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(tmp_path / "cache"))
+    a = ContentCounts("enc-a", Fake)
+    assert a.count("one two three") == 3 and a.count("") == 0
+    assert ContentCounts("enc-a", Fake).count("one two three") == 3 and len(calls) == 1  # from disk
+    assert ContentCounts("enc-b", Fake).count("one two three") == 3 and len(calls) == 2  # another encoding
+    assert content_key("x") == content_key("x") != content_key("y")
+    fake = ContentCounts("enc-a", Fake, persist=False)  # a caller's own tokenizer: always asked
+    assert fake.count("one two three") == 3 and len(calls) == 3 and fake.fresh == 1
+    inside = tmp_path / "repo"
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(inside / ".cache"))
+    c = ContentCounts("enc-a", Fake, root=str(inside))
+    assert c.count("four five") == 2 and c.count("four five") == 2
+    assert "inside the repository" in c.notice and not (inside / ".cache").exists()

@@ -761,3 +761,38 @@ def test_cli_watch_negative_or_nan_timeout_is_a_clear_error(repo, capsys, timeou
     err = capsys.readouterr().err
     assert err.startswith(f"jitctx: error: timeout must be a number of seconds >= 0, got {float(timeout)!r}\n")
     assert "Traceback" not in err and "internal" not in err
+
+
+@pytest.mark.slow
+def test_issue_15_cli_watch_paths_reports_their_edits_with_a_timestamp(repo, fake_preload, capsys):
+    import json
+
+    codes = []
+    t = threading.Thread(target=lambda: codes.append(cli.main(["watch", "src/app.py", "text", "--root", str(repo.root), "--timeout", "4"])))
+    t.start()
+
+    def wait_for(count: int, out: str) -> str:
+        deadline = time.monotonic() + WAIT
+        while out.count('"refreshed"') < count and time.monotonic() < deadline:
+            out += capsys.readouterr().out
+            time.sleep(0.02)
+        return out
+
+    out = wait_for(1, "")
+    repo.write("src/app.py", "print('edited')\n")
+    out = wait_for(2, out)
+    repo.write("text/numbers.txt", "new\n")  # a file in a watched folder, after a refresh
+    t.join(WAIT)
+    out += capsys.readouterr().out
+    events = [json.loads(line) for line in out.splitlines()]
+    stale = [e for e in events if e["event"] == "stale"]
+    assert [[s["path"] for s in e["stale"]] for e in stale] == [["src/app.py"], ["text/numbers.txt"]]
+    assert all(e["time"].endswith("Z") and e["time"][:2] == "20" for e in events)
+    assert codes == [0]
+
+
+def test_issue_15_cli_watch_help_says_what_it_watches(capsys):
+    with pytest.raises(SystemExit):
+        cli.main(["watch", "--help"])
+    out = capsys.readouterr().out
+    assert "edits to other files give no event" in out and "[PATH ...]" in out and "--json" not in out

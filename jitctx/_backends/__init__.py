@@ -79,13 +79,18 @@ class Outcome:
     kept by the glob filters) files with at least one match. ``binary``:
     binary files in scope that contain a match (``None`` when not known).
     ``denied``: denied files in scope that were not searched (``None`` when
-    not known). ``skipped``: files that vanished or could not be read.
+    not known; only the tracked ones when ``denied_tracked_only``).
+    ``files_searched``: how many files the pass searched, when it knows (``None``:
+    rg walks the tree itself and does not say). ``skipped``: files that
+    vanished or could not be read.
     ``timed_out``: the time cap stopped the pass; ``counts`` is partial.
     """
 
     counts: dict[str, int] = field(default_factory=dict)
     binary: int | None = None
     denied: int | None = None
+    denied_tracked_only: bool = False
+    files_searched: int | None = None
     skipped: list[Skipped] = field(default_factory=list)
     timed_out: bool = False
 

@@ -244,6 +244,7 @@ class PythonBackend(SearchBackend):
         names = scope.files() if spec.file is None else [p for p in [spec.file] if spec.keep(p)]
         denied = scope.denied_among(names) if spec.file is None else {p for p in names if spec.is_denied(p)}
         out.denied = len(denied)
+        out.files_searched = len(names) - len(denied)
         try:
             with scope.policy.opener() as opener:
                 for path in names:
@@ -354,6 +355,3 @@ class PythonBackend(SearchBackend):
             if len(matches) >= upto:
                 break
         return matches
-
-    def binary_matches(self, scope: Scope) -> int | None:
-        return None  # count() already knows

@@ -184,15 +184,6 @@ def _skipped_from(stderr: bytes, root: str) -> list[Skipped]:
     return out
 
 
-def _is_binary(opener, rel: str) -> bool | None:
-    """Whether ``rel`` is binary, read through the opener; ``None`` when it cannot be read."""
-    try:
-        data, _ = opener.read(rel, BINARY_PROBE)
-    except OSError:
-        return None
-    return is_binary(data)
-
-
 class RgBackend(SearchBackend):
     """ripgrep over the Workspace's universe (see the module docstring)."""
 
@@ -379,6 +370,7 @@ class RgBackend(SearchBackend):
         out.skipped = skipped
         out.timed_out = cut
         out.denied = known.denied
+        out.denied_tracked_only = True
         if known.ignored_tracked and not cut:
             out.counts.update(self._count_explicit(scope, list(known.ignored_tracked), out))
         return out
@@ -482,27 +474,6 @@ class RgBackend(SearchBackend):
             if batch and flush():
                 return _first(found, upto), skipped, True
         return _first(found, upto), skipped, False
-
-    def binary_matches(self, scope: Scope) -> int | None:
-        """Binary files in scope containing a match: ``--binary -l`` minus the text matches."""
-        spec = scope.spec
-        if spec.file is not None:
-            return None
-        if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
-            return 0
-        targets = [] if spec.scope == "." else [spec.scope]
-        args = [*self._args(scope, self._deny_file(scope), traverse=True), "--binary", "--files-with-matches", "--null", "-e", spec.pattern, "--", *targets]
-        out, _, _, cut = self._run(args, spec, scope.root)
-        if cut:
-            return None
-        n = 0
-        with scope.policy.opener() as opener:
-            for raw in out.split(b"\0"):
-                p = os.fsdecode(raw.strip(b"\n"))
-                p = p[2:] if p.startswith("./") else p
-                if p and spec.keep(p) and not spec.is_denied(p) and _is_binary(opener, p):
-                    n += 1
-        return n
 
 
 class _Beside(threading.Thread):

@@ -4,8 +4,7 @@ learns once) and the engine interface over it.
 Owns the facts a grep asks about its scope, each computed lazily and at most
 once per request (a ``Scope`` is made per request, so nothing goes stale):
 whether the named folder is one git ignores, the universe's files in scope
-(for the python backend's search and an empty result's counts), how many
-ignored files were left out, which paths are denied. Does not own the
+(for the python backend's search), which paths are denied. Does not own the
 universe's definition (``repo``) or the deny rules (``policy``).
 """
 
@@ -77,16 +76,6 @@ class Scope:
         self._files = [p for p in names if p.startswith(prefix) and keep(p)]
         return self._files
 
-    def ignored_count(self) -> int:
-        """How many ignored files (left out of the universe) are under the scope and kept."""
-        spec = self.spec
-        prefix, keep = spec.prefix, spec.keep
-        ignored = self.repo.untracked(scope=spec.scope, ignored=True)
-        if ignored is not None:  # the universe with ignored files differs from it only by these
-            return sum(1 for p in ignored if p.startswith(prefix) and keep(p))
-        everything = sum(1 for p in self.repo.files(include_ignored=True) if p.startswith(prefix) and keep(p))
-        return max(everything - len(self.files()), 0)
-
     def denied_among(self, paths: list[str]) -> set[str]:
         return denied_among(self.policy, paths)
 
@@ -104,8 +93,4 @@ class SearchBackend:
 
     def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
         """The first ``upto`` matching lines of each of ``paths``; (matches, skipped, timed_out)."""
-        raise NotImplementedError
-
-    def binary_matches(self, scope: Scope) -> int | None:
-        """How many binary files in scope contain a match (for an empty result's notice)."""
         raise NotImplementedError

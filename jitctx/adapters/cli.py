@@ -18,9 +18,13 @@ __all__ = ["build_parser", "main"]
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
 
 
-def _common(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--root", metavar="DIR", help="repository root (default: $JITCTX_ROOT, else the git top level of the working directory)")
-    p.add_argument("--json", action="store_true", help="print one JSON envelope instead of text")
+def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True) -> None:
+    """``--root`` and ``--json``, which every subcommand accepts (DESIGN 11); one that
+    means nothing for a subcommand (``root=False``/``json=False``) is accepted but not listed."""
+    root_help = "repository root (default: $JITCTX_ROOT, else the git top level of the working directory)"
+    p.add_argument("--root", metavar="DIR", help=root_help if root else argparse.SUPPRESS)
+    json_help = "print one JSON object instead of text (errors too, on stdout, exit 2)"
+    p.add_argument("--json", action="store_true", help=json_help if json else argparse.SUPPRESS)
 
 
 def _max_tokens(p: argparse.ArgumentParser) -> None:
@@ -48,18 +52,94 @@ def _query_options(p: argparse.ArgumentParser, query: type) -> None:
         elif q.kind == "strs":
             p.add_argument(*a.flags, dest=q.name, action="append", default=[], metavar=a.metavar, help=a.doc + " (repeatable)")
         else:
-            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=q.default, metavar=a.metavar, help=shown)
+            # no argparse default: the Query applies its own, and sees which options were given
+            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=None, metavar=a.metavar, help=shown)
 
 
 def _query_values(args, query: type) -> dict:
-    """The parsed options that belong to ``query``, by name."""
+    """The parsed options that belong to ``query`` and were given (or are positional), by name."""
     from ..query import params
 
-    return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli}
+    return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli and (getattr(args, q.name) is not None or not q.arg.flags)}
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse, but a usage error under ``--json`` is also one JSON object on stdout."""
+
+    def error(self, message: str):
+        if "--json" in _ARGV:
+            _json_error({"type": "usage_error", "message": message, "hint": f"see {self.prog} --help"})
+        super().error(message)
+
+
+_ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
+
+
+def _json_error(err: dict) -> None:
+    import json
+
+    sys.stdout.write(json.dumps({"error": err}, ensure_ascii=False) + "\n")
+    sys.stdout.flush()
+
+
+_EXITS = "exit status: 0 found, 1 nothing found, 2 error (message on stderr; with --json also a JSON error object on stdout)"
+# per subcommand: what it prints, and examples (the help's epilog)
+_HELP = {
+    "glob": (
+        "Prints one line per file: path (from the working directory), size, age. The pattern is relative to PATH:\n"
+        "'*.md' is its top level, '**/*.md' every level; braces choose ('*.{ts,tsx}').",
+        ["jitctx glob '**/*.py' src", "jitctx glob '*.md' --sort path", "jitctx glob 'src/**' --include-ignored --limit 20"],
+    ),
+    "grep": (
+        "Prints matching files with match counts (--mode files), matching lines as path:line:text (content;\n"
+        "-A/-B/-C imply it), or files by match count, most first (count). Paged with --limit/--offset.",
+        ["jitctx grep 'def main' -g '*.py'", "jitctx grep TODO src -C 2", "jitctx grep -F 'a.b(' --mode count"],
+    ),
+    "head": ("Prints the lines numbered, under a header with the file's line count, size, age and tokens.", ["jitctx head README.md", "jitctx head src/app.py --start 120 -n 40"]),
+    "tail": ("Prints the last lines numbered (counted from the end for files over 8 MiB); cheap on huge files.", ["jitctx tail CHANGELOG.md -n 30"]),
+    "preload": (
+        "Prints the prefix an agent loads first: AGENTS.md (or CLAUDE.md, GEMINI.md) from the root down to here, then the README.",
+        ["jitctx preload", "jitctx preload --budget 4000 --json"],
+    ),
+    "watch": (
+        'Prints one JSON object a line, each with a UTC "time": head_moved (HEAD or the branch moved), stale\n'
+        "(a watched file changed; the full current list), refreshed (the prefix was re-rendered). It watches git's\n"
+        "HEAD and refs, the instruction files and README of its own prefix (the chain down to the working\n"
+        "directory), and each PATH given; edits to other files give no event.",
+        ["jitctx watch --timeout 60", "jitctx watch src/app.py docs"],
+    ),
+    "locate": (
+        "Prints the files a task is about, best first, each with why it matched and its best regions\n"
+        "(definitions or line windows: lines, symbol, kind, tokens, why); no content. --json: results with path.",
+        ['jitctx locate --task "fix the login bug"', "jitctx locate --task 'Parser.parse drops the last token' --limit 20 --json"],
+    ),
+    "context": (
+        "Prints a context window for a task: the prefix, the regions locate ranks first, a read-next block\n"
+        "(what did not fit: calls and token costs, and one line of counts), the task.",
+        ['jitctx context --task "fix the login bug" --budget 8000'],
+    ),
+    "tools": ("Prints the tool schemas (JSON) for a provider's function calling.", ["jitctx tools --format anthropic"]),
+    "mcp": ("Serves the tools over MCP on stdin/stdout until the client closes stdin. Needs the mcp extra.", ["jitctx mcp --root ~/src/project"]),
+}
+
+
+_EXITS_FOR = {
+    "watch": "exit status: 0 if HEAD moved or a file changed before --timeout, 1 if nothing did, 2 error, 130 interrupted",
+    "context": "exit status: 0 window printed, 1 nothing matched the task (the window says so), 2 error (message on stderr; with --json also a JSON error object on stdout)",
+    "tools": "exit status: 0, or 2 for a usage error",
+    "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
+}
+
+
+def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
+    """A subcommand whose help says what it does, what it prints, examples and exit codes."""
+    prints, examples = _HELP.get(name, ("", []))
+    epilog = "\n".join([*(["examples:", *(f"  {e}" for e in examples)] if examples else []), _EXITS_FOR.get(name, _EXITS)])
+    return sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.\n{prints}".rstrip(), epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="jitctx",
         description="Repository context for coding agents: references, not file dumps.",
     )
@@ -76,46 +156,59 @@ def build_parser() -> argparse.ArgumentParser:
         ("outline", OutlineQuery, "a file's definitions as an indented tree: lines, kind, signature, tokens"),
         ("symbols", SymbolsQuery, "find definitions by name across the repository (exact, Class.method, prefix)"),
     ):
-        p = sub.add_parser(name, help=text)
+        p = _sub(sub, name, text)
         _query_options(p, query)
         _max_tokens(p)
         _common(p)
 
-    p = sub.add_parser("locate", help="rank the files and regions a task is about, as references with token costs")
+    p = _sub(sub, "locate", "rank the files and regions a task is about, as references with token costs")
     _query_options(p, LocateQuery)
     _max_tokens(p)
     _common(p)
 
-    p = sub.add_parser("preload", help="print the stable prefix: instruction files and README within a token budget")
+    p = _sub(sub, "preload", "print the stable prefix: instruction files and README within a token budget")
     p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
     p.add_argument("--budget", type=int, default=8000, metavar="TOKENS", help="token budget for all files (default 8,000; 0 turns preloading off)")
     p.add_argument("--readme-budget", type=int, default=2000, metavar="TOKENS", help="token cap for the README (default 2,000)")
     _common(p)
 
-    p = sub.add_parser("watch", help="stream HEAD moves and stale files as JSON lines")
+    p = _sub(sub, "watch", "stream HEAD moves and changed files as JSON lines")
+    p.add_argument("paths", nargs="*", metavar="PATH", help="also watch these files, or the files in these folders (as glob lists them)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
     p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
-    _common(p)
+    _common(p, json=False)
 
-    p = sub.add_parser("context", help="assemble a context window for a task within a token budget")
+    p = _sub(sub, "context", "assemble a context window for a task within a token budget")
     p.add_argument("--task", required=True, metavar="TEXT", help="what the agent is asked to do")
     p.add_argument("--budget", type=int, default=16000, metavar="TOKENS", help="token budget for the whole window (default 16,000)")
     _common(p)
 
-    p = sub.add_parser("tools", help="print the tool schemas for an agent")
+    p = _sub(sub, "tools", "print the tool schemas for an agent")
     p.add_argument("--format", choices=("openai", "openai-responses", "anthropic"), default="openai", help="provider shape (default openai)")
-    _common(p)
+    _common(p, root=False, json=False)
 
-    p = sub.add_parser("mcp", help="serve glob, grep, head, tail over MCP (stdio)")
-    _common(p)
+    p = _sub(sub, "mcp", "serve glob, grep, head, tail over MCP (stdio)")
+    _common(p, json=False)
     return parser
 
 
 def _workspace(args):
     from ..workspace import Workspace
+    from .cliview import CliView
 
     repo = getattr(args, "prefetched", None)
-    return Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    ws = Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    # paths print from the working directory and hints as flags; token caps price that text
+    ws.view = args.view = CliView(_cwd_in(ws))
+    return ws
+
+
+def _cwd_in(ws) -> str:
+    """The working directory, repo-relative, when it is inside the root below it; else ``""``."""
+    from ..repo import working_directory
+
+    cwd = working_directory().resolve()
+    return cwd.relative_to(ws.root).as_posix() if cwd != ws.root and cwd.is_relative_to(ws.root) else ""
 
 
 def _from_cwd(ws, path: str) -> str:
@@ -134,6 +227,8 @@ def _from_cwd(ws, path: str) -> str:
     if cwd == ws.root or not cwd.is_relative_to(ws.root):
         return path  # as typed: an error message names it as the user wrote it
     rel = os.path.relpath(cwd / path, ws.root)
+    if not os.path.lexists(cwd / path) and os.path.lexists(ws.root / path):
+        return path  # a repo-relative path (as --json prints them) that only exists from the root
     # from the root when that stays inside it (`cd src && jitctx head x` names src/x)
     return str(cwd / path) if rel == ".." or rel.startswith(".." + os.sep) else rel
 
@@ -141,7 +236,7 @@ def _from_cwd(ws, path: str) -> str:
 def _emit(args, result) -> int:
     from ..render import render_json, render_text
 
-    text = render_json(result) if args.json else render_text(result)
+    text = render_json(result) if args.json else render_text(result, view=args.view)
     if text:
         sys.stdout.write(text + "\n")
     return EXIT_EMPTY if result.is_empty else EXIT_FOUND
@@ -166,30 +261,44 @@ def _cmd_grep(args) -> int:
 
 
 def _cmd_head(args) -> int:
+    from ..query import HeadQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.head(_from_cwd(ws, args.path), args.n, start=args.start, symbol=args.symbol, max_tokens=args.max_tokens))
+    values = _query_values(args, HeadQuery)
+    return _emit(args, ws.head(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_outline(args) -> int:
+    from ..query import OutlineQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.outline(_from_cwd(ws, args.path), limit=args.limit, max_tokens=args.max_tokens))
+    values = _query_values(args, OutlineQuery)
+    return _emit(args, ws.outline(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_symbols(args) -> int:
+    from ..query import SymbolsQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.symbols(args.query, _from_cwd(ws, args.path), kind=args.kind, limit=args.limit, max_tokens=args.max_tokens))
+    values = _query_values(args, SymbolsQuery)
+    values["path"] = _from_cwd(ws, values["path"])
+    return _emit(args, ws.symbols(values.pop("query"), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_tail(args) -> int:
+    from ..query import TailQuery
+
     ws = _workspace(args)
-    return _emit(args, ws.tail(_from_cwd(ws, args.path), args.n, max_tokens=args.max_tokens))
+    values = _query_values(args, TailQuery)
+    return _emit(args, ws.tail(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
 def _cmd_locate(args) -> int:
     from ..query import LocateQuery
 
     ws = _workspace(args)
-    return _emit(args, ws.locate(**_query_values(args, LocateQuery), max_tokens=args.max_tokens))
+    values = {"task": None, **_query_values(args, LocateQuery)}  # a missing --task is the Query's error, not a TypeError
+    return _emit(args, ws.locate(**values, max_tokens=args.max_tokens))
 
 
 def _cmd_preload(args) -> int:
@@ -204,28 +313,73 @@ def _cmd_preload(args) -> int:
     elif pre.text:
         sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
     for w in [] if args.json else pre.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 
 def _cmd_watch(args) -> int:
     """JSON lines until interrupted or ``--timeout``: exit 0 if HEAD moved or a file went stale, else 1."""
     import json
+    from datetime import datetime, timezone
 
+    _check_timeout(args.timeout)
     ws = _workspace(args)
     changed = False
     with ws:
+        named = _watched(ws, [_from_cwd(ws, p) for p in args.paths])
         # the session's prefix runs to the working directory, as `jitctx preload` does
         ws.preload(_from_cwd(ws, "."))
+        ws.ledger.record_all(named, ws.head_sha())
         events = ws.watch(timeout=args.timeout, poll=args.poll)
         try:
             for event in events:
                 changed = changed or event["event"] in ("head_moved", "stale")
-                sys.stdout.write(json.dumps(event, ensure_ascii=False) + "\n")
+                if event["event"] == "refreshed" and named:
+                    ws.ledger.record_all(named, ws.head_sha())  # a refresh forgets changed files: keep watching them
+                stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
+                sys.stdout.write(json.dumps({"time": stamp, **event}, ensure_ascii=False) + "\n")
                 sys.stdout.flush()
         finally:
             events.close()
     return EXIT_FOUND if changed else EXIT_EMPTY
+
+
+MAX_WATCHED = 10_000  # files `jitctx watch PATH...` tracks
+
+
+def _check_timeout(timeout: float | None) -> None:
+    import math
+
+    from ..errors import QueryError
+
+    if timeout is not None and (math.isnan(timeout) or timeout < 0):
+        raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. --timeout 30, or leave it out to watch until interrupted", timeout=timeout)
+
+
+def _watched(ws, paths: list[str]) -> list:
+    """The files named on ``jitctx watch``'s command line (a folder: its files, as glob lists them), as deliveries."""
+    from ..refs import Delivered
+
+    out: list = []
+    for path in paths:
+        target = ws.policy.resolve(path, want="any")
+        names = [target.path]
+        if target.is_dir:
+            res = ws.glob("**", target.path, limit=MAX_WATCHED, sort="path")
+            names = [r.path for r in res.results if not r.denied]
+            if res.truncated:
+                sys.stderr.write(f"jitctx: warning: watching the first {MAX_WATCHED:,} files of {_shown(ws, target.path)}\n")
+        for name in names:
+            t = ws.policy.resolve(name, want="file")
+            out.append(Delivered(t.path, t.real, "read"))
+        if len(out) > MAX_WATCHED:
+            break
+    return out[:MAX_WATCHED]
+
+
+def _shown(ws, path: str) -> str:
+    view = getattr(ws, "view", None)
+    return view.path(path) if view is not None else path
 
 
 def _cmd_context(args) -> int:
@@ -241,7 +395,7 @@ def _cmd_context(args) -> int:
     sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
-        sys.stderr.write(f"jitctx: warning: {w}\n")
+        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_EMPTY if ctx.located == 0 else EXIT_FOUND
 
 
@@ -254,9 +408,16 @@ def _cmd_tools(args) -> int:
     return EXIT_FOUND
 
 
-def _cmd_mcp(args) -> int:
-    from .mcp import serve
+MCP_INSTALL = "from a jitctx checkout: pip install '.[mcp]'; else: pip install 'mcp>=2.3,<3' into jitctx's environment"
 
+
+def _cmd_mcp(args) -> int:
+    try:
+        from .mcp import serve
+    except ImportError as exc:  # the `mcp` extra (the SDK, anyio, ...) is not installed
+        missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
+        _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
+        return EXIT_ERROR
     return serve(args.root)
 
 
@@ -282,6 +443,7 @@ def main(argv: list[str] | None = None) -> int:
         if getattr(sys, name) is None:  # started with the stream closed (`>&-`): write nowhere, quietly
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
     argv = sys.argv[1:] if argv is None else argv
+    _ARGV[:] = argv
     early = _early_glob(argv)  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
     parser = build_parser()
     try:
@@ -321,12 +483,22 @@ def main(argv: list[str] | None = None) -> int:
     except KeyboardInterrupt:
         return 130
     except JitctxError as exc:
-        _error(exc.message, exc.hint)
+        view = getattr(args, "view", None)
+        if view is None:
+            from .cliview import CliView
+
+            view = CliView()
+        _error(view.hint(exc.message), view.hint(exc.hint) if exc.hint else None)
+        if getattr(args, "json", False):
+            _json_error(exc.to_dict())  # --json: the error is one JSON object on stdout too, as a tool call's
         return EXIT_ERROR
     except Exception as exc:  # the one broad catch of the CLI: a message, never a traceback
         if os.environ.get("JITCTX_DEBUG"):
             raise
-        _error(f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it")
+        message, hint = f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it"
+        _error(message, hint)
+        if getattr(args, "json", False):
+            _json_error({"type": "internal_error", "message": message, "hint": hint})
         return EXIT_ERROR
     finally:
         repo = getattr(args, "prefetched", None)

@@ -95,6 +95,7 @@ class JitctxServer:
             on_list_tools=self.list_tools,
             on_call_tool=self.call_tool,
             on_list_resources=self.list_resources,
+            on_list_resource_templates=self.list_resource_templates,
             on_read_resource=self.read_resource,
             on_subscribe_resource=self.subscribe,
             on_unsubscribe_resource=self.unsubscribe,
@@ -170,6 +171,10 @@ class JitctxServer:
                 self._preload = pre
                 self._notified = frozenset()
         return pre
+
+    async def list_resource_templates(self, ctx, params) -> types.ListResourceTemplatesResult:
+        """None: the one resource has a fixed URI. Answered (empty) rather than "Method not found"."""
+        return types.ListResourceTemplatesResult(resource_templates=[])
 
     async def list_resources(self, ctx, params) -> types.ListResourcesResult:
         return types.ListResourcesResult(

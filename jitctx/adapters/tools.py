@@ -59,7 +59,7 @@ def _schema(p: Param) -> dict:
         hi = a.schema_maximum if a.schema_maximum is not None else a.maximum
         if lo is not None:
             s["minimum"] = int(lo)
-        if hi is not None:
+        if hi is not None and not a.clamp:  # above a clamped maximum: the most allowed, with a notice (not an error)
             s["maximum"] = int(hi)
     s["description"] = a.doc
     return s
@@ -268,6 +268,11 @@ def _check(tool: str, p: Param, value: object) -> object:
     raise AssertionError(kind)  # pragma: no cover
 
 
+def _example(spec: ToolSpec) -> str:
+    """The tool's own example arguments (the end of its description)."""
+    return spec.description.rsplit("Example: ", 1)[-1]
+
+
 def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
     """Validate a tool call: the tool exists, arguments parse and fit its schema.
 
@@ -288,14 +293,14 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
         except (ValueError, UnicodeDecodeError) as exc:
             raise QueryError(
                 f"{name}: arguments are not valid JSON ({exc}): {_short(arguments if isinstance(arguments, str) else repr(arguments))}",
-                hint='send a JSON object such as {"pattern": "**/*.py"}',
+                hint=f"send a JSON object such as {_example(spec)}",
                 field="arguments",
                 tool=name,
             ) from None
     if not isinstance(arguments, dict):
         raise QueryError(
             f"{name}: arguments must be a JSON object, got {_type_name(arguments)} {_short(arguments)}",
-            hint='send a JSON object such as {"path": "README.md"}',
+            hint=f"send a JSON object such as {_example(spec)}",
             field="arguments",
             tool=name,
         )

@@ -51,9 +51,10 @@ class TokenCounts:
     read-only or was rebuilt; ``limit``: the most rows kept.
     """
 
-    def __init__(self, path: str, *, limit: int = LIMIT) -> None:
+    def __init__(self, path: str, *, limit: int = LIMIT, forbid_under: str | None = None) -> None:
         self.path = path
         self.limit = limit
+        self._forbid = forbid_under
         self.notice: str | None = None
         self._lock = threading.Lock()
         self._writable = True
@@ -61,13 +62,15 @@ class TokenCounts:
         self._connect()
 
     @classmethod
-    def open(cls, cache_dir: str | None = None, *, limit: int = LIMIT) -> TokenCounts:
-        """The cache in ``cache_dir`` (default :func:`store.cache_dir`)."""
-        return cls(os.path.join(cache_dir or store.cache_dir(), COUNTS_FILE), limit=limit)
+    def open(cls, cache_dir: str | None = None, *, limit: int = LIMIT, forbid_under: str | None = None) -> TokenCounts:
+        """The cache in ``cache_dir`` (default :func:`store.cache_dir`); none
+        (``notice`` says so) when that lies under ``forbid_under`` (the served
+        repository: nothing is ever written there)."""
+        return cls(os.path.join(cache_dir or store.cache_dir(), COUNTS_FILE), limit=limit, forbid_under=forbid_under)
 
     def _connect(self) -> None:
         try:
-            self._conn, notice = store.connect(self.path, version=_VERSION, schema=_SCHEMA, timeout=_TIMEOUT)
+            self._conn, notice = store.connect(self.path, version=_VERSION, schema=_SCHEMA, timeout=_TIMEOUT, forbid_under=self._forbid)
         except store.StoreUnavailable as exc:
             self._conn = None
             self.notice = f"token counts are not cached: {exc.reason}"

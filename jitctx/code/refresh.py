@@ -25,7 +25,7 @@ import time
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import analysis, listing
+from . import listing
 from .rows import CONTENT_SKIPS, RefreshStats, rqual
 from .store import Transaction
 from .testpaths import is_test_path
@@ -301,6 +301,8 @@ class _Run:
         else:
             workers = 1
         self.workers = workers
+        from . import analysis  # only when something changed: it imports concurrent.futures.process (~12 ms)
+
         for path, (status, value) in analysis.run(self.analyze, self.feed(work, waiting), workers=workers):
             e, indexed_ns, blob = waiting.pop(path)
             if status == "ok":

@@ -22,7 +22,7 @@ def test_glob_text_and_exit_0(repo, capsys):
     code, out, err = run(capsys, "glob", "*.py", "src/util", "--sort", "path", "--root", str(repo.root))
     assert code == 0 and err == ""
     assert [line.split("  ")[0] for line in out.splitlines()] == [
-        "[instructions] src/util/AGENTS.md applies to files under src/util/; read it with head path=src/util/AGENTS.md",
+        "[instructions] src/util/AGENTS.md applies to files under src/util/; read it with jitctx head src/util/AGENTS.md",
         "src/util/__init__.py",
         "src/util/helpers.py",
     ]
@@ -123,11 +123,11 @@ def test_version_and_module_entry_point():
 def test_relative_paths_are_taken_from_the_working_directory_inside_the_root(repo, capsys, monkeypatch):
     monkeypatch.chdir(repo.root / "src" / "util")
     code, out, _ = run(capsys, "head", "helpers.py", "-n", "1")
-    assert code == 0 and out.startswith("[instructions] src/util/AGENTS.md applies to files under src/util/:\n# util notes")
-    assert "==> src/util/helpers.py " in out
+    assert code == 0 and out.startswith("[instructions] AGENTS.md applies to files under ./:\n# util notes")
+    assert "==> helpers.py " in out  # printed from the working directory too (issue 15)
     code, out, _ = run(capsys, "glob", "*.py", "--sort", "path")
     listed = [line.split("  ")[0] for line in out.splitlines() if not line.startswith("[instructions]")]
-    assert listed == ["src/util/__init__.py", "src/util/helpers.py"]
+    assert listed == ["__init__.py", "helpers.py"]
     code, out, _ = run(capsys, "head", "../app.py", "-n", "1", "--json")
     assert json.loads(out)["results"][0]["path"] == "src/app.py"
 
@@ -222,4 +222,86 @@ def test_errors_name_the_path_as_typed_not_an_absolute_one(repo, capsys, monkeyp
     code, _, err = run(capsys, "head", "nope.py")
     assert code == 2 and "path 'src/nope.py' does not exist" in err
     code, out, _ = run(capsys, "glob", "*.py", "util", "--sort", "path")
-    assert code == 0 and "src/util/helpers.py" in out
+    assert code == 0 and "\nutil/helpers.py  " in out
+
+
+def test_issue_15_mcp_without_the_extra_says_how_to_install_it(repo, capsys, monkeypatch):
+    monkeypatch.setitem(sys.modules, "anyio", None)  # import anyio -> ImportError, as without the extra
+    monkeypatch.delitem(sys.modules, "jitctx.adapters.mcp", raising=False)
+    code, out, err = run(capsys, "mcp", "--root", str(repo.root))
+    assert code == 2 and out == ""
+    assert "needs the MCP SDK, which is not installed (no module 'anyio')" in err
+    assert "pip install '.[mcp]'" in err and "internal error" not in err and "Traceback" not in err
+
+
+def test_issue_15_paths_printed_from_a_subfolder_paste_back_into_the_same_shell(repo, capsys, monkeypatch):
+    """Text output and its hints print paths from the working directory (as rg and git grep do);
+    a repo-relative path (what --json prints) is accepted back too."""
+    monkeypatch.chdir(repo.root / "src" / "util")
+    code, out, _ = run(capsys, "grep", "def greet", "..", "--mode", "files")
+    assert code == 0 and "../util/helpers.py" not in out and "\nhelpers.py  " in "\n" + out
+    code, out, _ = run(capsys, "head", "../app.py", "-n", "1")
+    assert "==> ../app.py " in out and "read on with jitctx head ../app.py --start 2." in out
+    hint = out.rsplit("read on with ", 1)[1].rstrip(".\n").split()
+    assert main(hint[1:]) == 0  # the hint runs as printed
+    capsys.readouterr()
+    code, out, _ = run(capsys, "head", "src/app.py", "-n", "1", "--json")
+    assert code == 0 and json.loads(out)["results"][0]["path"] == "src/app.py"
+
+
+def test_issue_15_hints_on_the_cli_are_flags_and_for_tools_arguments(repo, capsys, monkeypatch):
+    from jitctx import Workspace
+    from jitctx.adapters.tools import dispatch
+
+    monkeypatch.chdir(repo.root)
+    code, out, _ = run(capsys, "head", "text/numbers.txt", "-n", "3")
+    assert out.rstrip().endswith("read on with jitctx head text/numbers.txt --start 4.")
+    code, out, _ = run(capsys, "glob", "*.nothing")
+    assert "--include-ignored widens" in out and "include_ignored=true" not in out
+    code, _, err = run(capsys, "grep", "(", "--mode", "content")
+    assert code == 2 and "--fixed-strings" in err and "fixed_strings=true" not in err
+    tool = dispatch("head", {"path": "text/numbers.txt", "n": 3}, workspace=Workspace(repo.root))
+    assert tool.text.rstrip().endswith("read on with head path=text/numbers.txt start=4.")
+
+
+def test_issue_15_cli_max_tokens_caps_the_printed_text_from_a_subfolder(repo, capsys, monkeypatch):
+    from jitctx.tokens import get_tokenizer
+
+    monkeypatch.chdir(repo.root / "src" / "util")
+    for argv in (("head", "../../text/numbers.txt", "-n", "2000"), ("tail", "../../text/numbers.txt"), ("grep", "line", "../../text", "--mode", "content")):
+        code, out, _ = run(capsys, *argv, "--max-tokens", "200")
+        assert code == 0 and get_tokenizer().count(out.rstrip("\n")) <= 200, argv
+
+
+def test_issue_15_cli_context_flags_imply_content_mode(repo, capsys):
+    code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--root", str(repo.root))
+    assert code == 0 and "src/util/helpers.py:1" in out and "src/util/helpers.py-2-" in out
+    code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--mode", "files", "--root", str(repo.root))
+    assert "src/util/helpers.py:1:" not in out and "1 match" in out
+
+
+def test_issue_15_json_errors_are_one_json_object_on_stdout(repo, capsys):
+    code, out, err = run(capsys, "head", "nope.txt", "--json", "--root", str(repo.root))
+    assert code == 2 and "jitctx: error: path 'nope.txt' does not exist" in err
+    data = json.loads(out)
+    assert data["error"]["type"] == "path_error" and data["error"]["reason"] == "not_found" and "nope.txt" in data["error"]["message"]
+    with pytest.raises(SystemExit) as info:
+        main(["grep", "x", "--mode", "bogus", "--json", "--root", str(repo.root)])
+    out, err = capsys.readouterr()
+    assert info.value.code == 2 and json.loads(out)["error"]["type"] == "usage_error" and "bogus" in err
+    code, out, err = run(capsys, "head", "nope.txt", "--root", str(repo.root))
+    assert code == 2 and out == ""  # text mode: stderr only, as before
+
+
+def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsys):
+    for name in ("glob", "grep", "head", "tail", "preload", "watch", "context", "tools", "mcp"):
+        with pytest.raises(SystemExit):
+            main([name, "--help"])
+        out = capsys.readouterr().out
+        assert ("Prints " in out or "Serves " in out) and "exit status:" in out, name
+        assert ("examples:" in out) or name == "mcp", name
+        if name in ("watch", "tools", "mcp"):
+            assert "--json" not in out, name
+    with pytest.raises(SystemExit):
+        main(["tools", "--help"])
+    assert "--root" not in capsys.readouterr().out

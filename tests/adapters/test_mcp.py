@@ -451,3 +451,13 @@ def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(
             assert not h.is_error and time.monotonic() - t0 < 3
 
     anyio.run(scenario)
+
+
+def test_issue_15_resource_templates_list_is_empty_not_an_error(repo):
+    app = build_server(workspace=Workspace(repo.root, max_tokens=4000))
+
+    async def main():
+        async with Client(app.server) as c:
+            assert (await c.list_resource_templates()).resource_templates == []
+
+    _run(main)

@@ -54,10 +54,10 @@ def test_export_anthropic_head_whole():
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "file to read, repo-relative"},
-                "n": {"type": "integer", "minimum": 1, "maximum": 2000, "description": "number of lines (max 2000)", "default": 100},
-                "start": {"type": "integer", "minimum": 1, "maximum": 100000000, "description": "first line to show, 1-based", "default": 1},
+                "n": {"type": "integer", "minimum": 1, "description": "number of lines (max 2000)", "default": 100},
+                "start": {"type": "integer", "minimum": 1, "description": "first line to show, 1-based", "default": 1},
                 "symbol": {"type": "string", "description": "read one definition (name or Class.method) instead of lines"},
-                "max_tokens": {"type": "integer", "minimum": 200, "maximum": 50000, "description": "cap on the rendered result", "default": 4000},
+                "max_tokens": {"type": "integer", "minimum": 1, "description": "cap on the rendered result in tokens (200-50,000; outside is clamped)", "default": 4000},
             },
             "required": ["path"],
             "additionalProperties": False,
@@ -75,8 +75,8 @@ def test_export_openai_responses_tail_whole():
             "type": "object",
             "properties": {
                 "path": {"type": "string", "description": "file to read, repo-relative"},
-                "n": {"type": ["integer", "null"], "minimum": 1, "maximum": 2000, "description": "number of lines (max 2000)"},
-                "max_tokens": {"type": ["integer", "null"], "minimum": 200, "maximum": 50000, "description": "cap on the rendered result"},
+                "n": {"type": ["integer", "null"], "minimum": 1, "description": "number of lines (max 2000)"},
+                "max_tokens": {"type": ["integer", "null"], "minimum": 1, "description": "cap on the rendered result in tokens (200-50,000; outside is clamped)"},
             },
             "required": ["path", "n", "max_tokens"],
             "additionalProperties": False,
@@ -257,13 +257,12 @@ def _err(out: ToolOutput) -> dict:
     ("name", "args", "message", "hint"),
     [
         ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols, locate"),
-        ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob; '*' stays in one folder, '**/' spans folders)"),
+        ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob relative to path: '*.md' is its top level, '**/*.md' every level)"),
         ("glob", {"pattern": "*", "colour": "red"}, "glob: unknown argument 'colour'", "glob takes: pattern, path, sort, limit, include_ignored, ignore_case, max_tokens"),
         ("glob", {"pattern": "*", "limit": True}, "glob: limit must be an integer, got a boolean true", "pass a JSON number without quotes, e.g. limit: 100"),
         ("head", {"path": "README.md", "n": "5"}, 'head: n must be an integer, got a string "5"', "pass a JSON number without quotes, e.g. n: 100"),
         ("head", {"path": "README.md", "n": 2.5}, "head: n must be an integer, got a number 2.5", "pass a JSON number without quotes, e.g. n: 100"),
         ("head", {"path": "README.md", "n": 0}, "head: n must be at least 1, got 0", "pass n >= 1"),
-        ("head", {"path": "README.md", "n": 5000}, "head: n must be at most 2,000, got 5,000", "pass n <= 2000 and page with start"),
         ("glob", {"pattern": "*", "sort": "name"}, 'glob: sort must be one of mtime, path, size; got "name"', "pass sort: 'mtime' or leave it out"),
         (
             "glob",
@@ -272,8 +271,9 @@ def _err(out: ToolOutput) -> dict:
             "pass ignore_case: true or ignore_case: false (JSON booleans, no quotes)",
         ),
         ("head", {"path": 7}, "head: path must be a string, got a number 7", "pass path as a JSON string"),
-        ("glob", "{pattern: *}", None, 'send a JSON object such as {"pattern": "**/*.py"}'),
-        ("glob", "[1, 2]", "glob: arguments must be a JSON object, got an array [1, 2]", 'send a JSON object such as {"path": "README.md"}'),
+        ("glob", "{pattern: *}", None, 'send a JSON object such as {"pattern": "src/**/*.py"}'),
+        ("grep", "{pattern: x}", None, 'send a JSON object such as {"pattern": "def main", "mode": "content"}'),  # its own example (issue 15)
+        ("glob", "[1, 2]", "glob: arguments must be a JSON object, got an array [1, 2]", 'send a JSON object such as {"pattern": "src/**/*.py"}'),
         ("glob", {"pattern": "x" * 5000}, "glob: pattern is 5,000 characters; the limit is 4,096", "pass a shorter pattern"),
     ],
 )
@@ -283,7 +283,7 @@ def test_dispatch_bad_arguments(ws, name, args, message, hint):
     if message is not None:
         assert err["message"] == message
     else:
-        assert err["message"].startswith("glob: arguments are not valid JSON (") and "{pattern: *}" in err["message"]
+        assert err["message"].startswith(f"{name}: arguments are not valid JSON (") and args in err["message"]
     assert err["hint"] == hint
 
 
@@ -386,3 +386,20 @@ def test_instructions_field_travels(ws):
 def test_description_examples_are_literal_json():
     for spec in TOOLS.values():
         assert re.search(r"Example: \{.*\}$", spec.description), spec.name
+
+
+def test_issue_15_limits_follow_one_rule_on_every_surface(repo):
+    """Above a maximum: the most allowed, with a notice, on the tool surface as in the CLI and the API;
+    max_tokens below the floor is raised to it, everywhere."""
+    from jitctx import Workspace
+    from jitctx.adapters.cli import main
+
+    ws = Workspace(repo.root)
+    out = dispatch("head", {"path": "text/numbers.txt", "n": 999999}, workspace=ws)
+    assert not out.is_error and "n=999999 is above the maximum; clamped to 2,000." in out.data["notice"]
+    out = dispatch("grep", {"pattern": "line", "context": 500, "mode": "content", "limit": 1}, workspace=ws)
+    assert not out.is_error and "context=500 is above the maximum; clamped to 100." in out.data["notice"]
+    out = dispatch("glob", {"pattern": "**", "max_tokens": 5}, workspace=ws)
+    assert not out.is_error and "max_tokens=5 is below the minimum; raised to 200." in out.data["notice"]
+    assert "max_tokens=5 is below the minimum; raised to 200." in (ws.glob("**", max_tokens=5).notice or "")
+    assert main(["glob", "**", "--max-tokens", "5", "--root", str(repo.root)]) == 0
