@@ -309,17 +309,15 @@ class FileHit:
             "regions": [r.to_dict() for r in self.regions],
         }
 
-    def render(self, now: float | None = None, view: object = None) -> str:
-        """The text form: one line for the file, one per region; ``view`` (a
-        ``render.View``) shows the path as the surface does."""
+    def render(self, now: float | None = None, view=None) -> str:
+        """The text form: one line for the file (its path as ``view`` shows paths), one per region."""
         from .render import human_size
         from .text import show_name
 
         cost = f", {self.tokens:,} tokens" if self.tokens is not None else ""
         role = "" if self.role == "source" else f" [{self.role}]"
         why = f"  ({'; '.join(self.why)})" if self.why else ""
-        shown = view.path(self.path) if view is not None else self.path  # type: ignore[attr-defined]
-        out = [f"{show_name(shown)}  {human_size(self.size)}{cost}{role}{why}"]
+        out = [f"{show_name(view.path(self.path) if view is not None else self.path)}  {human_size(self.size)}{cost}{role}{why}"]
         for r in self.regions:
             what = r.symbol or f"lines {r.start_line}-{r.end_line}"
             rcost = f", {r.tokens:,} tokens" if r.tokens is not None else ""

@@ -223,16 +223,29 @@ class CodeIndex:
 
     def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
         """Definitions by name across the repository (see ``Workspace.symbols``)."""
-        self.refresh()
+        listed = self.repo.files()
+        # only files that can hold definitions need to be current for a lookup (a third of a
+        # large tree); the others' words wait for locate, whose refresh is complete
+        self.refresh(_defining(listed))
         found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
+        if any(not _exists(self.repo.root, h.path) for h in found.hits):  # a file deleted since a complete refresh
+            self.refresh()  # complete: removes the rows of files that left
+            found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
         res.results = [self._symbol(h.path, h.definition) for h in found.hits]
         if found.truncated:
             res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
         elif not found.hits:
-            res.notice = (
-                f"no definition named {query!r}" + (f" under {under}" if under not in (".", "") else "") + "; try a prefix ('Name.' lists a class's members), or grep for the text."
-            )
+            scope = "" if under in (".", "") else under
+            res.notice = f"no definition named {query!r}" + (f" under {under}" if scope else "")
+            last = query.rstrip(".").rsplit(".", 1)[-1]
+            near = [h for h in self.index.find(last, kind=kind, under=scope, limit=5).hits if h.tier == "exact"] if last and last != query else []
+            if near:  # Flask.route is Scaffold.route: an inherited or moved name
+                res.notice += (
+                    "; " + ", ".join(f"{h.definition.qualname} ({h.path}:{h.definition.start_line})" for h in near) + (" defines" if len(near) == 1 else " define") + f" {last!r}."
+                )
+            else:
+                res.notice += "; try a prefix ('Name.' lists a class's members), or grep for the text."
         return res
 
     def find_symbol(self, rel: str, name: str) -> Definition:
@@ -302,6 +315,23 @@ class CodeIndex:
                 if defs:
                     out[rel] = innermost_lookup(defs)
         return out
+
+
+def _defining(paths: list[str]) -> list[str]:
+    """The paths that may have an outline: a known extension, or none (a script's shebang decides)."""
+    from .code.parse import EXTENSIONS
+
+    out = []
+    for rel in paths:
+        name = rel[rel.rfind("/") + 1 :]
+        dot = name.rfind(".")
+        if dot <= 0 or name[dot + 1 :].lower() in EXTENSIONS:
+            out.append(rel)
+    return out
+
+
+def _exists(root, rel: str) -> bool:
+    return os.path.lexists(os.path.join(root, rel))
 
 
 def _skip_note(rel: str, reason: str) -> str:

@@ -241,3 +241,22 @@ def test_outline_of_a_file_of_many_small_methods_folds_members_to_stay_a_tenth(c
     text = render_text(res)
     assert ws.tokenizer.count(text) * 10 <= ws.tokenizer.count(body)
     assert "  method_0, method_1, method_2" in text and "folded" in text
+
+
+def test_symbols_qualified_miss_names_where_the_last_part_is_defined(code):
+    res = _ws(code).symbols("Fraction.gcd")
+    assert res.results == [] and "gcd (rational.py:45) defines 'gcd'" in res.notice
+
+
+def test_symbols_never_answer_from_a_deleted_file(code):
+    ws = _ws(code)
+    assert ws.symbols("gcd").results[0].path == "rational.py"
+    (code.root / "rational.py").unlink()
+    assert [s.path for s in ws.symbols("gcd").results] == []
+
+
+def test_symbols_refresh_only_files_that_can_define(code):
+    ws = _ws(code)
+    code.write("notes.md", "def not_code(): pass\n")
+    ws.symbols("gcd")
+    assert "notes.md" not in ws.code.index.paths()  # its words wait for locate's complete refresh

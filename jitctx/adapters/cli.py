@@ -109,9 +109,9 @@ _HELP = {
         ["jitctx watch --timeout 60", "jitctx watch src/app.py docs"],
     ),
     "locate": (
-        "Prints the files a task is about, best first, each with why it matched and its best regions\n"
-        "(definitions or line windows: lines, symbol, kind, tokens, why); no content. --json: results with path.",
-        ['jitctx locate --task "fix the login bug"', "jitctx locate --task 'Parser.parse drops the last token' --limit 20 --json"],
+        "Prints the files a task is about, best first, each with why and its cost, and under each the regions\n"
+        "(definitions or line windows) that matter: lines, symbol, tokens, why. Read one with head --symbol.",
+        ['jitctx locate --task "where is the login form validated"', "jitctx locate --task 'fix Parser.parse on empty input' --limit 5 --json"],
     ),
     "context": (
         "Prints a context window for a task: the prefix, the regions locate ranks first, a read-next block\n"
@@ -125,7 +125,8 @@ _HELP = {
 
 _EXITS_FOR = {
     "watch": "exit status: 0 if HEAD moved or a file changed before --timeout, 1 if nothing did, 2 error, 130 interrupted",
-    "context": "exit status: 0 window printed, 1 nothing matched the task (the window says so), 2 error (message on stderr; with --json also a JSON error object on stdout)",
+    "locate": "exit status: 0 files found, 1 nothing matched the task's words, 2 error (an empty or stop-words-only task)",
+    "context": "exit status: 0 window printed, 1 nothing located for the task, 2 error (message on stderr; with --json also a JSON error object on stdout)",
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
 }
@@ -297,7 +298,7 @@ def _cmd_locate(args) -> int:
     from ..query import LocateQuery
 
     ws = _workspace(args)
-    values = {"task": None, **_query_values(args, LocateQuery)}  # a missing --task is the Query's error, not a TypeError
+    values = {"task": None, **_query_values(args, LocateQuery)}  # no --task: the Query's own error names it
     return _emit(args, ws.locate(**values, max_tokens=args.max_tokens))
 
 

@@ -19,7 +19,7 @@ from . import words
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
-ANALYZER = "jitctx.code.analyze/1"
+ANALYZER = "jitctx.code.analyze/2"  # 2: plural acronyms (URLs) are one word
 _PROBE = 8192
 
 

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node as Node  # re-exported for the outline walk's annotations
     from tree_sitter import Point as Point
 
-__all__ = ["LANGUAGES", "kind_names", "language_for", "parse"]
+__all__ = ["EXTENSIONS", "LANGUAGES", "kind_names", "language_for", "parse"]
 
 LANGUAGES: tuple[str, ...] = ("c", "cpp", "go", "java", "javascript", "python", "rust", "tsx", "typescript")
 
@@ -60,6 +60,8 @@ _BY_EXTENSION = {
     "rs": "rust",
     "java": "java",
 }
+
+EXTENSIONS = frozenset({*_BY_EXTENSION, "h"})  # lower case, without the dot (.h: C or C++ by its head)
 
 # Interpreter named by a shebang (version suffixes stripped) -> language.
 _BY_INTERPRETER = {

@@ -366,7 +366,8 @@ def refresh(
     run.total = len(work)
     if progress is not None and work:
         progress(0, run.total)
-    run.analyse(work)
+    if work:
+        run.analyse(work)
     run.writer.flush()
     if key and digest and not run.writer.racy and not run.unsettled:
         listing.remember(conn, key, digest, run.writer.generation, len(listed))

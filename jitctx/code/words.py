@@ -21,10 +21,10 @@ __all__ = ["MAX_WORD", "content_terms", "path_terms", "split", "words"]
 
 MAX_WORD = 64  # longer runs (hashes, base64, minified code) carry no signal and bloat the index
 _IDENT = re.compile(r"[^\W_]+(?:_+[^\W_]+)*", re.UNICODE)
-# Sub-word boundaries inside one identifier: an upper-case run before a capitalised
+# Sub-word boundaries inside one identifier: a plural acronym stays whole (URLs, IDs), an upper-case run before a capitalised
 # word (HTTPServer -> HTTP Server), a lower/digit-to-upper step, letter/digit steps.
 # Non-ASCII identifiers split on underscores only (case steps are script-specific).
-_PARTS = re.compile(r"[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
+_PARTS = re.compile(r"[A-Z]{2,}s(?![a-z])|[A-Z]+(?=[A-Z][a-z])|[A-Z]?[a-z]+|[A-Z]+|[0-9]+")
 _cache: dict[str, str] = {}
 
 
