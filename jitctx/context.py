@@ -45,7 +45,7 @@ DEFAULT_SYSTEM = (
     "come first and take precedence. Evidence below is the regions most likely to matter, not whole "
     "files: read more with the head, grep, glob and locate tools before you change code."
 )
-FILES = 20  # files located for a window
+FILES = 15  # files located for a window (their regions are read and scored: the cost grows with it)
 REGION_DECAY = 0.55
 NEXT_LINES = 8  # candidates listed as references when they do not fit
 PRELOAD_SHARE = 0.35

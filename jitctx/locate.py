@@ -77,7 +77,7 @@ CUE_BONUS = 0.4
 PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
-ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35}
+ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35, "data": 0.1}
 ROLE_PRIOR_ASKED = {"test": 0.85, "doc": 0.85}  # the task mentions tests / docs
 
 STOP_WORDS = frozenset(
@@ -113,6 +113,8 @@ _SOURCE_EXT = frozenset(
     "sql groovy gradle cmake asm s".split()
 )
 _DOC_EXT = frozenset("md markdown rst txt adoc asciidoc org tex texi texinfo pod rdoc 1 2 3 4 5 6 7 8 9 html htm".split())
+# Markup and data: text, but rarely what a change is about (drawings, lockfiles, fixtures, minified code)
+_DATA_EXT = frozenset("svg json xml csv tsv lock map sum mod po pot yaml yml toml ini cfg txt dat bin pem crt".split())
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man", "changelog", "changes", "news", "examples", "example", "changelog.d"})
 _DOC_STEMS = frozenset({"changes", "changelog", "news", "authors", "readme", "license", "copying", "thanks", "todo", "history", "contributing", "notice"})
 
@@ -220,7 +222,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
 
 
 def file_role(path: str) -> str:
-    """``source``, ``test``, ``doc`` or ``other`` (build, configuration, data), from the path alone."""
+    """``source``, ``test``, ``doc``, ``data`` (markup and data formats: svg, json, yaml, lockfiles,
+    minified code) or ``other`` (build files, scripts without an extension...), from the path alone."""
     if is_test_path(path):
         return "test"
     *folders, name = path.split("/")
@@ -228,9 +231,9 @@ def file_role(path: str) -> str:
     stem, _, ext = low.rpartition(".") if "." in low[1:] else (low, "", "")
     if any(f.lower() in _DOC_DIRS for f in folders) or ext in _DOC_EXT or (stem or low) in _DOC_STEMS:
         return "doc"
-    if ext in _SOURCE_EXT:
+    if ext in _SOURCE_EXT and ".min." not in low:
         return "source"
-    return "other"
+    return "data" if ext in _DATA_EXT or ".min." in low else "other"
 
 
 # -- results -------------------------------------------------------------------------

@@ -60,7 +60,7 @@ def test_context_for_task_whole_window():
     )
     assert ws.calls == [
         ("preload",),
-        ("locate", "Fix greet in helpers", 20),
+        ("locate", "Fix greet in helpers", 15),
         ("read_regions", "src/util/helpers.py", ((1, 2), (5, 6))),
         ("read_regions", "src/app.py", ((1, 30),)),
     ]

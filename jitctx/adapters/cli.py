@@ -122,7 +122,8 @@ _HELP = {
         ['jitctx locate --task "where is the login form validated"', "jitctx locate --task 'fix Parser.parse on empty input' --limit 5 --json"],
     ),
     "context": (
-        "Prints a context window for a task: the prefix, evidence found by searching for the task's words, the task.",
+        "Prints a context window for a task: the prefix, the regions locate ranks first, a read-next block\n"
+        "(what did not fit: calls and token costs, and one line of counts), the task.",
         ['jitctx context --task "fix the login bug" --budget 8000'],
     ),
     "tools": ("Prints the tool schemas (JSON) for a provider's function calling.", ["jitctx tools --format anthropic"]),
