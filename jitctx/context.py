@@ -108,10 +108,10 @@ def _region_sources(ws, found, warnings: list[str]) -> tuple[list[Source], list[
     return sources, candidates
 
 
-def _next_text(left: list[tuple[str, str, int | None, str]], summary: str) -> str:
-    lines = [f"{call}  # {tokens:,} tokens" if tokens is not None else call for _, call, tokens, _ in left[:NEXT_LINES]]
-    if len(left) > NEXT_LINES:
-        lines.append(f"... and {len(left) - NEXT_LINES:,} more regions")
+def _next_text(left: list[tuple[str, str, int | None, str]], summary: str, most: int = NEXT_LINES) -> str:
+    lines = [f"{call}  # {tokens:,} tokens" if tokens is not None else call for _, call, tokens, _ in left[:most]]
+    if len(left) > most and most:
+        lines.append(f"... and {len(left) - most:,} more regions")
     body = [*lines, summary] if summary else lines
     return "\n".join(body) + "\n" if body else ""
 
@@ -229,22 +229,17 @@ def context_for_task(
         out = {e.source for e in ctx.evicted}
         left = [c for c in candidates if c[0] in out or c[0].startswith("ref:")]
         cost = sum(e.tokens for e in ctx.evicted if e.source.startswith("evidence:") and e.source != "evidence:")
-        text = (
-            _next_text(left, _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said))
-            if left or said or found.truncated
-            else ""
-        )
+        summary = _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said)
+        text = _next_text(left, summary) if left or said or found.truncated else ""
         again = window(text)
-        if "read-next" in {e.source for e in again.evicted} and text:
-            again = window(_summary_only(text))  # at least the line that says what is missing
+        for most in (NEXT_LINES // 2, 1, 0):  # tight: fewer calls, then the line that says what is missing
+            if "read-next" not in {e.source for e in again.evicted} or not text:
+                break
+            again = window(_next_text(left, summary, most) if summary or most else "")
         if {e.source for e in again.evicted} - {"read-next"} == out - {"read-next"}:
             return _with_located(again, located)
         ctx = again
     return _with_located(ctx, located)
-
-
-def _summary_only(text: str) -> str:
-    return text.rstrip("\n").rsplit("\n", 1)[-1] + "\n"
 
 
 def _said(said: list[str]) -> str:

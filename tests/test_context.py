@@ -281,3 +281,13 @@ def test_cli_locate_no_hits_and_bad_task(repo, capsys):
     assert "no words to search for" in capsys.readouterr().err
     assert cli.main(["locate", "--root", str(repo.root)]) == 2
     assert "the task must be non-empty text" in capsys.readouterr().err
+
+
+def test_tight_budget_lists_fewer_calls_rather_than_none():
+    regs = [_region("src/app.py", i * 3 + 1, i * 3 + 2, None, 8) for i in range(3)]
+    helpers = (_region("src/util/helpers.py", 1, 2, "greet", 8), _region("src/util/helpers.py", 5, 6, "shout", 8))
+    located = Result("locate", [_hit("src/app.py", 1.0, *regs), _hit("src/util/helpers.py", 0.5, *helpers)], total=2)
+    ctx = context_for_task(_ws(located=located, preload=FakePreload("")), "Fix greet", 45, config=CFG, system="Be careful.")
+    block = ctx.text.split("--- read next (not in this window) ---\n", 1)[1].split("\n\n")[0]
+    assert block.splitlines() == ["jitctx head src/app.py --start 1 -n 2  # 8 tokens", "... and 4 more regions", "left out: 5 regions (82 tokens) from 2 files"]
+    assert ctx.tokens <= 45
