@@ -5,7 +5,7 @@ listing it is refreshed with (the discovery universe, denied names left out,
 regular files only), reading through the safe-open seam, progress on a
 terminal, and the primitives built on it: ``outline`` (one file),
 ``symbols`` (definitions by name across the repository), ``find_symbol``
-(the one definition ``head --symbol`` reads) and ``enclosing_symbols`` (the
+(the one definition ``head --symbol`` reads) and ``enclosing`` (the
 qualname grep's content matches carry). Answers are never older than the
 file: the files a call answers about are refreshed first (stat signature,
 then content hash). Does not own extraction (``code.analyze``), the store
@@ -31,7 +31,7 @@ if TYPE_CHECKING:
     from .policy import PathPolicy
     from .repo import Repo
 
-__all__ = ["CodeIndex", "Symbol"]
+__all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
 _MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed (code.refresh)
 # Source bytes grep parses per call for its symbol field where the index has no fresh row
