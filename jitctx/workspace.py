@@ -193,7 +193,10 @@ class Workspace:
         if not lines:
             return
         try:
-            lookups = self.code.enclosing({r.path for r in lines})
+            last: dict[str, int] = {}
+            for r in lines:
+                last[r.path] = max(last.get(r.path, 0), r.line)
+            lookups = self.code.enclosing(last)
         except Exception:  # noqa: BLE001 -- an annotation; the matches stand without it
             return
         if lookups:

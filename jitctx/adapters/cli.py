@@ -467,6 +467,9 @@ def main(argv: list[str] | None = None) -> int:
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
     argv = sys.argv[1:] if argv is None else argv
     _ARGV[:] = argv
+    if argv == ["--version"]:  # before the parser: building it imports every Query (~20 ms)
+        sys.stdout.write(f"jitctx {__version__}\n")
+        return EXIT_FOUND
     early = _early_glob(argv)  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
     parser = build_parser()
     try:
