@@ -158,7 +158,7 @@ class Listing:
         self.tagged = tagged  # one ``ls-files -t --cached --others`` process: "? " marks the untracked
 
     @classmethod
-    def start(cls, root: Path, include_ignored: bool, suffix: str | None, *, balance: bool = True, under: str = "") -> Listing | None:
+    def start(cls, root: Path, include_ignored: bool, suffix: str | tuple[str, ...] | None, *, balance: bool = True, under: str = "") -> Listing | None:
         """Spawn the processes; ``None`` when there is no git binary (the caller walks).
         ``balance``, ``under``: see :func:`walk_groups` (paths stay root-relative)."""
         base = ["--literal-pathspecs", "ls-files", "-z"]
@@ -182,7 +182,7 @@ class Listing:
                 # let git drop the tracked paths that cannot match (fewer to
                 # decode and test); a plain pathspec's '*' crosses '/', and git
                 # matches '*<literal>' a third cheaper than ':(glob)**/*<literal>'
-                cached += ["--", f"*{suffix}"]
+                cached += ["--", *(f"*{x}" for x in ((suffix,) if isinstance(suffix, str) else suffix))]
         commands = [cached] + [[*others, "--", *g] if g else others for g in groups]
         listing = cls((str(root), include_ignored, suffix, under), [])
         try:

@@ -219,12 +219,12 @@ class Repo:
         """
         return [p for chunk in self.file_chunks(include_ignored=include_ignored) for p in chunk]
 
-    def file_chunks(self, *, include_ignored: bool = False, suffix: str | None = None, under: str = "") -> Iterator[list[str]]:
+    def file_chunks(self, *, include_ignored: bool = False, suffix: str | tuple[str, ...] | None = None, under: str = "") -> Iterator[list[str]]:
         """The same paths as ``files``, in chunks as soon as each is listed.
 
         In git, tracked files come first (from the index, fast) while the
         walk for untracked files still runs: a caller can work on them in the
-        meantime. ``suffix`` (no glob characters) and ``under`` (a
+        meantime. ``suffix`` (no glob characters; or several) and ``under`` (a
         root-relative folder, "" for all) are hints: git walks only ``under``
         and may leave out tracked paths not ending with ``suffix``; paths stay
         root-relative and callers still test every one.
@@ -248,7 +248,7 @@ class Repo:
             self.notice = f"{self.blocking_rules()} is not a regular file (a FIFO?), so git would block on it: files were listed by walking the folders."
         yield list(self._walk(include_ignored))
 
-    def _git_chunks(self, include_ignored: bool, suffix: str | None, under: str) -> Iterator[list[str]] | None:
+    def _git_chunks(self, include_ignored: bool, suffix: str | tuple[str, ...] | None, under: str) -> Iterator[list[str]] | None:
         key = (str(self.root), include_ignored, suffix, under)
         started, self._listing = self._listing, None
         if started is not None and started.key != key:

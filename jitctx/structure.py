@@ -161,14 +161,15 @@ class CodeIndex:
 
         return read
 
-    def refresh(self, paths: list[str] | None = None, *, progress: bool = True) -> RefreshStats:
+    def refresh(self, paths: list[str] | None = None, *, progress: bool = True, entries: list | None = None) -> RefreshStats:
         """Bring the index up to date: with the whole universe (``paths`` None), or
-        only with ``paths`` (repo-relative files; others are left as they are)."""
+        only with ``paths`` (repo-relative files; others are left as they are),
+        or with ``entries`` already statted (``_entries``; a partial listing)."""
         from .code.analyze import analyze
 
-        complete = paths is None
-        listed = self.repo.files() if paths is None else paths
-        entries = self._entries(listed)
+        complete = paths is None and entries is None
+        if entries is None:
+            entries = self._entries(self.repo.files() if paths is None else paths)
         workers = min(os.cpu_count() or 1, 4) if len(entries) > 200 else 1
         with self.policy.opener() as opener:
             self.last = self.index.refresh(
@@ -183,6 +184,12 @@ class CodeIndex:
         return self.last
 
     # -- the primitives -------------------------------------------------------
+
+    def _fresh(self, rel: str) -> bool:
+        """Whether the index's row for ``rel`` has the file's stat signature now."""
+        state = self.index.state(rel)
+        entry = self._entries([rel])
+        return bool(entry) and state is not None and (state.size, state.mtime_ns, state.inode, state.ctime_ns) == entry[0][1:]
 
     def _symbol(self, path: str, d: Definition) -> Symbol:
         try:
@@ -225,14 +232,27 @@ class CodeIndex:
 
     def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
         """Definitions by name across the repository (see ``Workspace.symbols``)."""
-        listed = self.repo.files()
-        # only files that can hold definitions need to be current for a lookup (a third of a
-        # large tree); the others' words wait for locate, whose refresh is complete
-        self.refresh(_defining(listed))
-        found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
-        if any(not _exists(self.repo.root, h.path) for h in found.hits):  # a file deleted since a complete refresh
-            self.refresh()  # complete: removes the rows of files that left
-            found = self.index.find(query, kind=kind, under="" if under in (".", "") else under, limit=limit)
+        from .code.parse import EXTENSIONS
+
+        # only files that can hold definitions need to be current for a lookup (a quarter of a
+        # large tree): git lists the tracked ones by extension; the others' words wait for
+        # locate, whose refresh is complete
+        suffixes = tuple(sorted("." + e for e in EXTENSIONS))
+        entries: list = []
+        for chunk in self.repo.file_chunks(suffix=suffixes):  # stat tracked files while git walks for the rest
+            entries += self._entries(_defining(chunk))
+        self.refresh(entries=entries)
+        scope = "" if under in (".", "") else under
+        found = self.index.find(query, kind=kind, under=scope, limit=limit)
+        # a hit's file must be as the index saw it: one deleted since a complete refresh, or a
+        # tracked script without an extension (not listed above) changed since, is refreshed first
+        stale = [h.path for h in found.hits if not self._fresh(h.path)]
+        if stale:
+            if any(not _exists(self.repo.root, p) for p in stale):
+                self.refresh()  # complete: removes the rows of files that left
+            else:
+                self.refresh(stale, progress=False)
+            found = self.index.find(query, kind=kind, under=scope, limit=limit)
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
         res.results = [self._symbol(h.path, h.definition) for h in found.hits]
         if found.truncated:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import os
+import time
 
 import pytest
 
@@ -260,3 +261,30 @@ def test_symbols_refresh_only_files_that_can_define(code):
     code.write("notes.md", "def not_code(): pass\n")
     ws.symbols("gcd")
     assert "notes.md" not in ws.code.index.paths()  # its words wait for locate's complete refresh
+
+
+def test_a_repeated_lookup_listing_is_answered_without_comparing_rows(code, monkeypatch):
+    from jitctx.code import refresh as refresh_mod
+
+    monkeypatch.setattr(refresh_mod, "PARTIAL_SHORTCUT", 2)
+    ws = _ws(code)
+    ws.symbols("gcd")
+    time.sleep(2.1)  # past the racy window: the next refresh trusts every row and remembers the listing
+    ws.symbols("gcd")
+    ws.symbols("gcd")
+    assert ws.code.last.listing_unchanged and ws.code.last.analyzed == 0
+    path = code.root / "rational.py"
+    path.write_text(path.read_text().replace("def gcd(a, b):", "def gcd3(a, b):"))
+    assert ws.symbols("gcd3").results[0].qualname == "gcd3"  # a changed signature misses the shortcut
+    assert not ws.code.last.listing_unchanged and ws.code.last.analyzed == 1
+
+
+def test_a_hit_in_a_changed_script_without_extension_is_refreshed_first(code):
+    ws = _ws(code)
+    ws.code.refresh()  # complete: the script's definitions are stored
+    hit = ws.symbols("greet", path="bin").results[0]
+    assert (hit.path, hit.start_line) == ("bin/greet", 5)
+    script = code.root / "bin" / "greet"
+    script.write_text(script.read_text().replace('"""A script without an extension."""\n', '"""A script without an extension."""\n\n# moved down\n'))
+    hit = ws.symbols("greet", path="bin").results[0]
+    assert (hit.path, hit.start_line) == ("bin/greet", 7)  # never older than the file

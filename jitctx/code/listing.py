@@ -56,16 +56,20 @@ def digest(entries: list) -> str | None:
     return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
-def unchanged(conn: sqlite3.Connection, key: str, digest: str, bounds: tuple[str, str] | None) -> RefreshStats | None:
+def unchanged(conn: sqlite3.Connection, key: str, digest: str, bounds: tuple[str, str] | None, *, count_skips: bool = True) -> RefreshStats | None:
     """The stats of a listing identical to the last one a refresh of this
-    scope finished with, every row then trusted, with no write since."""
+    scope finished with, every row then trusted, with no write since.
+    ``count_skips`` False (a partial listing: the store's skipped rows are not
+    all its own): every listed path is counted unchanged."""
     row = conn.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
     if row is None:
         return None
     known, at, listed = row[0].split()
     if known != digest or int(at) != generation(conn):
         return None
-    if bounds is None:
+    if not count_skips:
+        skipped = []
+    elif bounds is None:
         skipped = conn.execute(_SKIPPED).fetchall()
     else:
         skipped = conn.execute(f"{_SKIPPED} AND path >= ? AND path < ?", bounds).fetchall()

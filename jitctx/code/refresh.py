@@ -52,6 +52,7 @@ MAX_BYTES = 2 * 1024 * 1024
 BATCH = 256  # files per transaction
 # Less work than this is analysed here: starting worker processes costs more.
 POOL_MIN_BYTES = 1024 * 1024
+PARTIAL_SHORTCUT = 1000  # entries: a partial listing this large is worth a digest (a one-file refresh is not)
 _FLUSH_SECONDS = 1.0  # a slow analyze still commits at least this often
 _PROGRESS_SECONDS = 0.1
 _IN_CHUNK = 500  # paths per ``IN (...)`` query
@@ -331,10 +332,18 @@ def refresh(
     with ``complete``, also drop the stored paths in ``bounds`` (a path range,
     None: the whole repository) that ``entries`` does not list."""
     started = time.perf_counter()
+    entries = entries if isinstance(entries, list) else list(entries)
     key = digest = None
     if complete:
         key, digest = listing.key(bounds, max_bytes), listing.digest(list(entries))
         same = digest and listing.unchanged(conn, key, digest, bounds)
+        if same:
+            return replace(same, seconds=time.perf_counter() - started)
+    elif len(entries) >= PARTIAL_SHORTCUT:
+        # a large partial listing (a lookup's files that can define): the same shortcut,
+        # remembered under a key of its own; no row outside it is looked at or removed
+        key, digest = listing.key(None, max_bytes) + ":partial", listing.digest(list(entries))
+        same = digest and listing.unchanged(conn, key, digest, None, count_skips=False)
         if same:
             return replace(same, seconds=time.perf_counter() - started)
     listed = {e[0]: tuple(e) for e in entries}
