@@ -23,7 +23,7 @@ from .repo import Repo
 from .text import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from .tokens import fit_lines
 
-__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "fit_excerpt", "peek", "read_head", "read_tail"]
+__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "cut_line", "fit_excerpt", "peek", "read_head", "read_tail"]
 
 MAX_LINE_CHARS = 2000
 COUNT_LIMIT = 8 * 1024 * 1024  # above this, tail (and head) do not count every line
@@ -50,12 +50,18 @@ def _clip(raw: bytes, skipped: int = 0) -> tuple[str, bool, bool]:
     if skipped:  # the read stopped inside the line, maybe inside a character
         raw = trim_partial(raw)
     text, replaced = decode(raw)
-    text = clean_line(text)
+    shown, cut = cut_line(clean_line(text), skipped)
+    return shown, replaced, cut
+
+
+def cut_line(text: str, skipped: int = 0) -> tuple[str, bool]:
+    """One decoded line as shown: cut at MAX_LINE_CHARS with a marker that says
+    how much is left out (``skipped``: bytes never read); returns (text, cut)."""
     if len(text) > MAX_LINE_CHARS or skipped:
         extra = max(len(text) - MAX_LINE_CHARS, 0)
         omitted = f"{extra:,} more chars" if not skipped else f"{extra + skipped:,}+ more bytes"
-        return f"{text[:MAX_LINE_CHARS]} [… line cut: {omitted}]", replaced, True
-    return text, replaced, False
+        return f"{text[:MAX_LINE_CHARS]} [… line cut: {omitted}]", True
+    return text, False
 
 
 def _check_binary(f: BinaryIO, path: str) -> None:

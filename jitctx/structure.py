@@ -21,6 +21,7 @@ import time
 
 from .errors import PathError, QueryError
 from .refs import Result, mtime_of
+from .text import is_binary
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
 
 __all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
-_MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed (code.refresh)
+_MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed: code.refresh.MAX_BYTES (a test keeps them equal)
 # Source bytes grep parses per call for its symbol field where the index has no fresh row
 # (tree-sitter: ~10 ms per 80 KB; a page of 36 files cost grep 0.14-0.35 s unbounded)
 _PARSE_BUDGET = 256 * 1024
@@ -187,9 +188,8 @@ class CodeIndex:
 
     def _fresh(self, rel: str) -> bool:
         """Whether the index's row for ``rel`` has the file's stat signature now."""
-        state = self.index.state(rel)
         entry = self._entries([rel])
-        return bool(entry) and state is not None and (state.size, state.mtime_ns, state.inode, state.ctime_ns) == entry[0][1:]
+        return bool(entry) and _row_matches(self.index.state(rel), entry[0])
 
     def _symbol(self, path: str, d: Definition) -> Symbol:
         try:
@@ -323,7 +323,7 @@ class CodeIndex:
         for entry in entries:
             rel = entry[0]
             state = index.state(rel)
-            if state is not None and (state.size, state.mtime_ns, state.inode, state.ctime_ns) == entry[1:] and state.blob is not None:
+            if state is not None and state.blob is not None and _row_matches(state, entry):
                 defs = index.definitions(rel)
                 if defs:
                     out[rel] = innermost_lookup(defs)
@@ -338,7 +338,7 @@ class CodeIndex:
                 except OSError:
                     continue
                 language = language_for(rel, data[:256])
-                if language is None or b"\0" in data[:8192]:
+                if language is None or is_binary(data):
                     continue
                 cut = _through_line(data, last_lines[rel])
                 if cut is None:  # the line lies past the budget's bytes
@@ -350,6 +350,11 @@ class CodeIndex:
                 if budget <= 0:
                     break
         return out
+
+
+def _row_matches(state, entry: tuple) -> bool:
+    """Whether a stored row (``FileState`` or None) has the stat signature of ``entry`` (``_entries``)."""
+    return state is not None and (state.size, state.mtime_ns, state.inode, state.ctime_ns) == entry[1:]
 
 
 def _through_line(data: bytes, line: int) -> bytes | None:

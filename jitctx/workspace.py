@@ -245,6 +245,7 @@ class Workspace:
         """Several line ranges of one file read at once, as excerpts (``head``'s
         shape, exact tokens, secrets redacted), recorded as read. For
         ``context_for_task``: one open per file instead of a ``head`` per region."""
+        from .peek import cut_line
         from .refs import Delivered, Excerpt, mtime_of
         from .text import decode, split_lines
 
@@ -255,12 +256,12 @@ class Workspace:
         lines = split_lines(text)
         out = []
         for start, end in spans:
-            shown = [ln if len(ln) <= 2000 else ln[:2000] + f"[… line cut: {len(ln) - 2000:,} more chars]" for ln in lines[start - 1 : end]]
+            shown = [cut_line(ln)[0] for ln in lines[start - 1 : end]]  # head's own rule for long lines
             content = "".join(ln + "\n" for ln in shown)
             out.append(Excerpt(target.path, st.st_size, mtime_of(st), start, start + len(shown) - 1, len(lines), content, replaced=replaced))
         res = Result("head", out, total=len(out))
         redact_result(res)
-        res.results = [replace(e, tokens=self.tokenizer.count(e.content)) for e in res.results]
+        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
         self.ledger.record_all([Delivered(target.path, target.real, "read")], self.head_sha())
         return res
 

@@ -288,3 +288,10 @@ def test_a_hit_in_a_changed_script_without_extension_is_refreshed_first(code):
     script.write_text(script.read_text().replace('"""A script without an extension."""\n', '"""A script without an extension."""\n\n# moved down\n'))
     hit = ws.symbols("greet", path="bin").results[0]
     assert (hit.path, hit.start_line) == ("bin/greet", 7)  # never older than the file
+
+
+def test_the_size_cap_is_the_index_refresh_cap():
+    from jitctx import structure
+    from jitctx.code import refresh
+
+    assert structure._MAX_BYTES == refresh.MAX_BYTES

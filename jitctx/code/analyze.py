@@ -14,13 +14,17 @@ does, through the safe-open seam) nor rank anything.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
+from ..text import decode, is_binary, split_lines, strip_bom
 from . import words
+from .outline import outline
+from .parse import language_for
 
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
 ANALYZER = "jitctx.code.analyze/2"  # 2: plural acronyms (URLs) are one word
-_PROBE = 8192
 
 
 def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
@@ -33,24 +37,17 @@ def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
 def analyze(path: str, data: bytes) -> tuple[list, str, str] | None:
     """``(definitions, path_terms, content_terms)`` for ``data`` at ``path``, or
     None for a binary file (see the module docstring)."""
-    if b"\0" in data[:_PROBE]:
+    if is_binary(data):
         return None
-    if data.startswith(b"\xef\xbb\xbf"):
-        data = data[3:]
-    text = data.decode("utf-8", "replace")  # a BOM is stripped above, as peek strips it
+    data = strip_bom(data)
+    text = decode(data)[0]  # as peek decodes: invalid UTF-8 replaced
     definitions: list = []
-    from .parse import language_for
-
     language = language_for(path, data[:256])
     if language is not None:
-        from dataclasses import replace
-
-        from ..text import split_lines
-        from ..tokens import get_tokenizer
-        from .outline import outline
-
         found = outline(language, data).definitions
         if found:
+            from ..tokens import get_tokenizer  # tiktoken: only for files with definitions
+
             count = get_tokenizer().count
             lines = split_lines(text)
             definitions = [replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found]
