@@ -215,9 +215,8 @@ class CodeIndex:
             ext = os.path.splitext(rel)[1] or os.path.basename(rel)
             res.notice = f"no outline for {ext} files (no grammar for this file type); use grep to find lines, or head to read it."
             return res
-        state_before = self.index.state(rel)
         found = self.definitions(rel)
-        state = self.index.state(rel) or state_before
+        state = self.index.state(rel)
         res.total = len(found)
         res.results = [self._symbol(rel, d) for d in found[:limit]]
         if len(found) > limit:
