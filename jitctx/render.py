@@ -7,7 +7,6 @@ the JSON form, and cutting a result at whole items (or whole lines) to fit
 
 from __future__ import annotations
 
-import json
 import time
 from dataclasses import replace
 
@@ -62,6 +61,8 @@ def render_json(result: Result) -> str:
     escapes them (``\\udce9``) so it stays valid UTF-8, and the escaped name
     still works as a path argument.
     """
+    import json  # not at start-up: a text render never needs it (~1 ms)
+
     d = result.to_dict()
     text = json.dumps(d, ensure_ascii=False)
     try:
@@ -161,6 +162,8 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
         return _ref_line(item, now, view)
     if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
         return item.render(now, view)  # type: ignore[attr-defined]
+    import json
+
     return json.dumps(item, ensure_ascii=False)
 
 

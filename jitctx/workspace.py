@@ -38,6 +38,9 @@ class Workspace:
     globs for the deny list. ``max_tokens``: default cap on every primitive's
     rendered output (``None``: item limits only). ``tokenizer``: any object with
     ``count``/``truncate`` (tests pass fakes); default tiktoken ``encoding``.
+    ``record=False``: a one-call Workspace (the CLI's): what it delivers is not
+    recorded, since no later call of its session could be told it went stale
+    (the ledger, and the file hashes it takes, are skipped).
     """
 
     def __init__(
@@ -51,6 +54,7 @@ class Workspace:
         max_tokens: int | None = None,
         encoding: str = DEFAULT_ENCODING,
         tokenizer: Tokenizer | None = None,
+        record: bool = True,
     ) -> None:
         self.repo = repo if repo is not None else Repo(find_root(root, cwd=cwd))
         self.root = self.repo.root
@@ -61,7 +65,8 @@ class Workspace:
         # an excerpt's count: remembered on disk by content, so a head of content counted before loads no tokenizer
         self.content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
         self._lock = threading.RLock()
-        self._ledger: Ledger | None = None  # made with the first delivery: a one-shot call never needs it
+        self._ledger: Ledger | None = None  # made with the first delivery
+        self._record = record
         self.nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
@@ -88,6 +93,10 @@ class Workspace:
 
             self._tokenizer = get_tokenizer(self.encoding)
         return self._tokenizer
+
+    def _record_all(self, delivered, head: str | None) -> None:
+        if self._record:
+            self.ledger.record_all(delivered, head)
 
     def head_sha(self) -> str | None:
         """HEAD as a sha, read from git's files (cheap); ``None`` outside git."""
@@ -130,7 +139,7 @@ class Workspace:
 
         res, delivered = peek(self.repo, self.policy, q)
         head = self.head_sha()
-        self.ledger.record_all([delivered], head)
+        self._record_all([delivered], head)
         self._fill(res, [delivered.path], content=True, head=head)
         cap = self._cap(max_tokens)
         if cap is not None:
@@ -262,7 +271,7 @@ class Workspace:
         res = Result("head", out, total=len(out))
         redact_result(res)
         res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
-        self.ledger.record_all([Delivered(target.path, target.real, "read")], self.head_sha())
+        self._record_all([Delivered(target.path, target.real, "read")], self.head_sha())
         return res
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
@@ -284,7 +293,7 @@ class Workspace:
         self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks}  # refresh() repeats it
         head = self.head_sha()
         pre, covered = preload(self.policy, lambda: self.tokenizer, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=self.nested.fallbacks, head=head)
-        self.ledger.record_all(covered.delivered, head)
+        self._record_all(covered.delivered, head)
         self.nested.mark_prefix(list(covered.dirs), covered.identities)
         self.last_preload = pre
         return pre
@@ -309,7 +318,7 @@ class Workspace:
         head = self.head_sha() if head is None else head
         res.git_head = head
         res.instructions, delivered = self.nested.on_paths(paths, content=content)
-        self.ledger.record_all(delivered, head)
+        self._record_all(delivered, head)
         res.stale = self._stale_for(head)
 
     def _cap(self, max_tokens: int | None) -> int | None:

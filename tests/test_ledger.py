@@ -350,3 +350,14 @@ def test_staleness_is_exactly_a_content_change():
             assert led.check("h", full=True) == got
 
     prop()
+
+
+def test_a_one_call_workspace_records_nothing(repo):
+    ws = Workspace(repo.root, record=False)  # the CLI's: no later call could be told
+    ws.head("AGENTS.md")
+    repo.write("AGENTS.md", "changed\n")
+    assert ws.glob("*.md").stale == [] and ws._ledger is None
+    ws = Workspace(repo.root)
+    ws.head("AGENTS.md")
+    repo.write("AGENTS.md", "changed again\n")
+    assert [s["path"] for s in ws.glob("*.md").stale] == ["AGENTS.md"]

@@ -63,8 +63,42 @@ def _query_values(args, query: type) -> dict:
     return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli and (getattr(args, q.name) is not None or not q.arg.flags)}
 
 
+def _columns() -> int:
+    """The width argparse's help takes, as ``shutil.get_terminal_size`` finds it
+    ($COLUMNS, else the terminal, else 80), without importing shutil: argparse
+    makes a formatter for every option it adds, and shutil's import (bz2, lzma)
+    costs ~2 ms of a one-shot call."""
+    try:
+        columns = int(os.environ.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 0
+        except (ValueError, OSError):  # not a terminal, or closed
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+class _Width:
+    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
+        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)  # type: ignore[call-arg]
+
+
+class _Formatter(_Width, argparse.HelpFormatter):
+    pass
+
+
+class _RawFormatter(_Width, argparse.RawDescriptionHelpFormatter):
+    pass
+
+
 class _Parser(argparse.ArgumentParser):
     """argparse, but a usage error under ``--json`` is also one JSON object on stdout."""
+
+    def __init__(self, *args, **kwargs) -> None:
+        kwargs.setdefault("formatter_class", _Formatter)
+        super().__init__(*args, **kwargs)
 
     def error(self, message: str):
         if "--json" in _ARGV:
@@ -144,10 +178,12 @@ def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose help says what it does, what it prints, examples and exit codes."""
     prints, examples = _HELP.get(name, ("", []))
     epilog = "\n".join([*(["examples:", *(f"  {e}" for e in examples)] if examples else []), _EXITS_FOR.get(name, _EXITS)])
-    return sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.\n{prints}".rstrip(), epilog=epilog, formatter_class=argparse.RawDescriptionHelpFormatter)
+    return sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.\n{prints}".rstrip(), epilog=epilog, formatter_class=_RawFormatter)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+    """The CLI's parser; with ``command``, only that subcommand's options are built
+    (argparse builds each one's in full: ~5 ms of a one-shot call for all twelve)."""
     parser = _Parser(
         prog="jitctx",
         description="Repository context for coding agents: references, not file dumps.",
@@ -157,59 +193,88 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name, build in _SUBCOMMANDS.items():
+        if command is None or command == name:
+            build(sub, name)
+    return parser
 
-    from ..query import FindQuery, HeadQuery, LocateQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery
 
-    for name, query, text in (
-        ("glob", FindQuery, "list files matching a glob ('**/' spans folders), newest first"),
-        ("grep", SearchQuery, "search file contents (ripgrep regex syntax)"),
-        ("head", HeadQuery, "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
-        ("tail", TailQuery, "last lines of a file, read from the end"),
-        ("outline", OutlineQuery, "a file's definitions as an indented tree: lines, kind, signature, tokens"),
-        ("symbols", SymbolsQuery, "find definitions by name across the repository (exact, Class.method, prefix)"),
-    ):
-        p = _sub(sub, name, text)
-        _query_options(p, query)
-        _max_tokens(p)
-        _common(p)
+def _primitive(sub, name: str) -> None:
+    from .. import query
 
-    p = _sub(sub, "locate", "rank the files and regions a task is about, as references with token costs")
-    _query_options(p, LocateQuery)
+    query_name, text = _PRIMITIVES[name]
+    p = _sub(sub, name, text)
+    _query_options(p, getattr(query, query_name))
     _max_tokens(p)
     _common(p)
 
-    p = _sub(sub, "preload", "print the stable prefix: instruction files and README within a token budget")
+
+# the subcommands whose options come from a Query (jitctx.query): its name, the help line
+_PRIMITIVES = {
+    "glob": ("FindQuery", "list files matching a glob ('**/' spans folders), newest first"),
+    "grep": ("SearchQuery", "search file contents (ripgrep regex syntax)"),
+    "head": ("HeadQuery", "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
+    "tail": ("TailQuery", "last lines of a file, read from the end"),
+    "outline": ("OutlineQuery", "a file's definitions as an indented tree: lines, kind, signature, tokens"),
+    "symbols": ("SymbolsQuery", "find definitions by name across the repository (exact, Class.method, prefix)"),
+    "locate": ("LocateQuery", "rank the files and regions a task is about, as references with token costs"),
+}
+
+
+def _preload_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "print the stable prefix: instruction files and README within a token budget")
     p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
     p.add_argument("--budget", type=int, default=8000, metavar="TOKENS", help="token budget for all files (default 8,000; 0 turns preloading off)")
     p.add_argument("--readme-budget", type=int, default=2000, metavar="TOKENS", help="token cap for the README (default 2,000)")
     _common(p)
 
-    p = _sub(sub, "watch", "stream HEAD moves and changed files as JSON lines")
+
+def _watch_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "stream HEAD moves and changed files as JSON lines")
     p.add_argument("paths", nargs="*", metavar="PATH", help="also watch these files, or the files in these folders (as glob lists them)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
     p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
     _common(p, json=False)
 
-    p = _sub(sub, "context", "assemble a context window for a task within a token budget")
+
+def _context_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "assemble a context window for a task within a token budget")
     p.add_argument("--task", required=True, metavar="TEXT", help="what the agent is asked to do")
     p.add_argument("--budget", type=int, default=16000, metavar="TOKENS", help="token budget for the whole window (default 16,000)")
     _common(p)
 
-    p = _sub(sub, "tools", "print the tool schemas for an agent")
+
+def _tools_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "print the tool schemas for an agent")
     p.add_argument("--format", choices=("openai", "openai-responses", "anthropic"), default="openai", help="provider shape (default openai)")
     _common(p, root=False, json=False)
 
-    p = _sub(sub, "mcp", "serve glob, grep, head, tail over MCP (stdio)")
+
+def _mcp_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "serve glob, grep, head, tail over MCP (stdio)")
     _common(p, json=False)
-    return parser
+
+
+# every subcommand's parser builder, in the order --help lists them
+_SUBCOMMANDS = {
+    **dict.fromkeys(("glob", "grep", "head", "tail", "outline", "symbols", "locate"), _primitive),
+    "preload": _preload_parser,
+    "watch": _watch_parser,
+    "context": _context_parser,
+    "tools": _tools_parser,
+    "mcp": _mcp_parser,
+}
 
 
 def _workspace(args):
+    """The call's Workspace. A one-shot call records no deliveries: no later call
+    of its session could be told they went stale (``watch`` does record)."""
     from ..workspace import Workspace
     from .cliview import CliView
 
+    record = args.command == "watch"
     repo = getattr(args, "prefetched", None)
-    ws = Workspace(repo=repo) if repo is not None else Workspace(args.root)
+    ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record)
     # paths print from the working directory and hints as flags; token caps price that text
     ws.view = args.view = CliView(_cwd_in(ws))
     return ws
@@ -471,7 +536,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.stdout.write(f"jitctx {__version__}\n")
         return EXIT_FOUND
     early = _early_glob(argv)  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
-    parser = build_parser()
+    parser = build_parser(argv[0] if argv and argv[0] in _SUBCOMMANDS else None)
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit:

@@ -323,3 +323,15 @@ def test_issue_15_preload_readme_cut_names_the_budget_that_cut_it(repo, capsys):
     code, out, _ = run(capsys, "preload", "--root", str(repo.root), "--budget", "200", "--json")
     notes = [f.get("note") for f in json.loads(out)["files"] if f["path"] == "README.md"]
     assert notes and notes[0].startswith("README.md cut to fit the preload budget")  # not "the README cap", no stray space
+
+
+def test_a_subcommand_builds_only_its_own_parser(capsys):
+    from jitctx.adapters import cli
+
+    sub = cli.build_parser("head")._subparsers._group_actions[0]  # type: ignore[union-attr]
+    assert list(sub.choices) == ["head"]
+    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == set(cli._SUBCOMMANDS)  # type: ignore[union-attr]
+    with pytest.raises(SystemExit):
+        main(["bogus"])  # not a subcommand: the whole parser names every choice
+    err = capsys.readouterr().err
+    assert "'head'" in err and "'mcp'" in err
