@@ -15,6 +15,7 @@ from __future__ import annotations
 import os
 import stat as _stat
 import time
+from collections.abc import Callable
 from dataclasses import replace
 
 from . import cancel
@@ -118,8 +119,8 @@ def _file_lines(opener: Opener, path: str) -> tuple[list[str], set[int]] | None:
 # -- the search -------------------------------------------------------------------
 
 
-def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list[str]]:
-    """Run a grep; returns the result and the paths it shows."""
+def search(repo: Repo, policy: PathPolicy, q: SearchQuery, *, beside: Callable[[], object] | None = None) -> tuple[Result, list[str]]:
+    """Run a grep; returns the result and the paths it shows. ``beside``: see ``Spec``."""
     target = policy.resolve(q.path, want="any")
     single = None
     if not target.is_dir:
@@ -142,6 +143,7 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery) -> tuple[Result, list
         is_denied=policy.is_denied,
         deadline=time.monotonic() + q.timeout,
         cancel=cancel.current(),
+        beside=beside,
     )
     scope = Scope(repo, policy, spec)
     # rg reads the ignore files itself: one git would block on (a FIFO) would block it too

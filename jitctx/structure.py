@@ -19,6 +19,7 @@ import stat
 import sys
 import time
 
+from .cache import index_file
 from .errors import PathError, QueryError
 from .refs import Result, mtime_of
 from .text import is_binary
@@ -317,12 +318,13 @@ class CodeIndex:
         entries = [e for e in self._entries(sorted(last_lines)) if not (language_for(e[0]) is None and os.path.splitext(e[0])[1])]
         if not entries:
             return out
-        index = self.index
+        # no index built yet (no symbols or locate call): none is made here, every file is parsed
+        index = self._index if self._index is not None or not os.path.exists(index_file(self.repo.root, self.cache_dir)) else self.index
         todo = []
         for entry in entries:
             rel = entry[0]
-            state = index.state(rel)
-            if state is not None and state.blob is not None and _row_matches(state, entry):
+            state = index.state(rel) if index is not None else None
+            if index is not None and state is not None and state.blob is not None and _row_matches(state, entry):
                 defs = index.definitions(rel)
                 if defs:
                     out[rel] = innermost_lookup(defs)

@@ -190,7 +190,8 @@ class Workspace:
         """
         from .search import search
 
-        res, paths = search(self.repo, self.policy, SearchQuery.make(pattern=pattern, path=path, **options))
+        q = SearchQuery.make(pattern=pattern, path=path, **options)
+        res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else None)
         self._add_symbols(res)
         return self._finish(res, paths, max_tokens, content=False)
 
@@ -526,3 +527,10 @@ class Refreshed:
 
     def to_event(self) -> dict:
         return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}
+
+
+def _warm_symbols() -> None:
+    """While grep's rg runs: the imports the ``symbol`` annotation needs (tree-sitter, the outline walk)."""
+    from .code import outline, parse  # noqa: F401
+
+    parse.warm()

@@ -171,6 +171,37 @@ def test_grep_content_matches_carry_their_symbol(code, capsys, monkeypatch):
     assert "rational.py:47 [gcd]:" in capsys.readouterr().out
 
 
+def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):
+    from jitctx.cache import index_file
+
+    where = index_file(code.root)
+    res = _ws(code).grep("return lift", mode="content")  # parsed here: no index is built for a grep
+    assert res.results[0].symbol == "Rational.__add__" and not os.path.exists(where)
+    ws = _ws(code)
+    ws.symbols("gcd")  # builds it
+    assert os.path.exists(where)
+    from jitctx.code import outline
+
+    monkeypatch.setattr(outline, "outline", lambda *a, **k: pytest.fail("parsed a file the index holds"))
+    assert _ws(code).grep("return lift", mode="content").results[0].symbol == "Rational.__add__"
+
+
+def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
+    import jitctx.workspace as workspace
+    from jitctx import search as search_mod
+
+    calls = []
+    real = search_mod.search
+    monkeypatch.setattr(search_mod, "search", lambda *a, **k: calls.append(k.get("beside")) or real(*a, **k))
+    ws = _ws(code)
+    ws.grep("gcd", mode="content")
+    ws.grep("gcd")  # files mode: no symbols, nothing to warm
+    assert calls == [workspace._warm_symbols, None]
+    ran = []
+    res, _ = real(ws.repo, ws.policy, workspace.SearchQuery.make(pattern="gcd", backend="rg"), beside=lambda: ran.append(1))
+    assert ran == [1] and res.results
+
+
 def test_grep_outside_definitions_has_no_symbol(code):
     res = _ws(code).grep("^LIMIT = 10", mode="content")
     assert res.results[0].symbol is None and "symbol" not in res.results[0].to_dict()

@@ -34,6 +34,8 @@ class Spec:
     ``keep(path)`` applies the caller's glob filters; ``is_denied`` is the
     policy's rule. ``deadline`` is a ``time.monotonic()`` value; ``cancel``,
     when set, ends the search as the deadline would (the caller gave up).
+    ``beside``: the caller's own work, run on a thread while the count pass's
+    rg runs (its result and errors are dropped); a backend may run it anywhere.
     """
 
     pattern: str
@@ -48,6 +50,7 @@ class Spec:
     is_denied: Callable[[str], bool] = lambda p: False
     deadline: float = float("inf")
     cancel: threading.Event | None = field(default=None, compare=False)
+    beside: Callable[[], object] | None = field(default=None, compare=False)
 
     @property
     def prefix(self) -> str:

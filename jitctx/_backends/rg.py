@@ -258,13 +258,14 @@ class RgBackend(SearchBackend):
             return None
         return name
 
-    def _run(self, args: list[str], spec: Spec, cwd, stdin=None) -> tuple[bytes, bytes, int | None, bool]:
+    def _run(self, args: list[str], spec: Spec, cwd, stdin=None, *, beside: bool = False) -> tuple[bytes, bytes, int | None, bool]:
         """Run rg without a shell; on the time cap, kill it and keep what it printed.
 
         Output goes to temporary files, not pipes: rg writes one small block per
         file from several threads, and a pipe would wake the reader for each
         (about 0.3 s of extra wall time on 100k matching files, measured).
         ``stdin``: an open file rg reads as ``-`` (the content pass).
+        ``beside``: run ``spec.beside`` on a thread once rg is started.
         """
         import tempfile
 
@@ -287,11 +288,14 @@ class RgBackend(SearchBackend):
 
             watcher = threading.Thread(target=watch, name="jitctx-rg-cap", daemon=True)
             watcher.start()
+            work = _Beside(spec.beside) if beside and spec.beside is not None else None
             try:
                 code: int | None = proc.wait()
             finally:
                 done.set()
                 watcher.join()
+                if work is not None:
+                    work.join()  # done long before rg, as a rule; its outcome is the caller's business
             cut = fired.is_set()
             if cut:
                 code = None
@@ -321,7 +325,7 @@ class RgBackend(SearchBackend):
     def _counts(self, scope: Scope, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool]:
         spec = scope.spec
         if spec.multiline:
-            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, scope.root)
+            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, scope.root, beside=True)
             self._check(spec, err, code, out)
             lines: dict[str, set[int]] = {}
             for raw in out.split(b"\n"):
@@ -331,7 +335,7 @@ class RgBackend(SearchBackend):
                     lines.setdefault(path, set()).update(m.line for m in parsed[2])
             counts = {p: len(s) for p, s in lines.items()}
         else:
-            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, scope.root)
+            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, scope.root, beside=True)
             self._check(spec, err, code, out)
             counts = parse_count_output(out)
         return counts, _skipped_from(err, str(scope.root) + os.sep), cut

@@ -24,14 +24,13 @@ with one name get two stores and a symlinked root shares its target's.
 
 from __future__ import annotations
 
-import hashlib
 import os
-import re
 import sqlite3
 import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..cache import index_file
 from ..errors import QueryError
 from . import lookup, refresh, store
 from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, RefreshStats
@@ -39,19 +38,10 @@ from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, Refresh
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["Index", "index_file"]
+__all__ = ["Index", "index_file"]  # index_file: the location rule, in jitctx.cache
 
 _TIMEOUT = 30.0  # seconds a writer waits for another one (a batch holds the lock for well under one)
-_UNSAFE = re.compile(r"[^A-Za-z0-9._-]")
 _DEFINITION = "d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
-
-
-def index_file(root: str | os.PathLike, cache: str | None = None) -> str:
-    """Where the index of ``root`` lives (see the module docstring)."""
-    real = os.path.realpath(root)
-    digest = hashlib.sha256(os.fsencode(real)).hexdigest()[:16]
-    name = _UNSAFE.sub("_", os.path.basename(real))[:48] or "root"
-    return os.path.join(cache or store.cache_dir(), "index", f"{name}-{digest}.sqlite")
 
 
 def _bounds(under: str) -> tuple[str, str] | None:

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from tree_sitter import Node as Node  # re-exported for the outline walk's annotations
     from tree_sitter import Point as Point
 
-__all__ = ["EXTENSIONS", "LANGUAGES", "kind_names", "language_for", "parse"]
+__all__ = ["EXTENSIONS", "LANGUAGES", "kind_names", "language_for", "parse", "warm"]
 
 LANGUAGES: tuple[str, ...] = ("c", "cpp", "go", "java", "javascript", "python", "rust", "tsx", "typescript")
 
@@ -177,6 +177,12 @@ def kind_names(language: str) -> dict[int, str]:
         found[_ERROR_KIND] = "ERROR"
         _kind_names[language] = found
     return found
+
+
+def warm() -> None:
+    """Import tree-sitter ahead of the first parse, for a caller with time to
+    spare (grep, while rg runs: its ``symbol`` annotation parses next)."""
+    import tree_sitter  # noqa: F401
 
 
 def _parser(language: str) -> Parser:
