@@ -346,8 +346,8 @@ class RgBackend(SearchBackend):
             return self._count_file(scope)
         out = Outcome()
         self._excludes = repo.configured_excludes() if repo.is_git else None
-        # git's side of the universe, listed while rg walks
-        extras = _Beside(tracked_extras, scope, self._excludes) if repo.is_git else None
+        # git's side of the universe, listed (and its tracked-but-ignored files counted) while rg walks
+        extras = _Beside(self._extras, scope) if repo.is_git else None
         if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
             counts: dict[str, int] = {}  # only its tracked files (found beside) are in the universe
             skipped: list[Skipped] = []
@@ -360,7 +360,7 @@ class RgBackend(SearchBackend):
                 if extras is not None:
                     extras.join()  # nothing is left running behind a refused pattern
                 raise
-        known = extras.result() if extras is not None else Extras()
+        known, explicit = extras.result() if extras is not None else (Extras(), None)
         scope.tracked_listing = known.listing  # reused by an empty result's notice
         if repo.blocking_rules() is not None and not spec.include_ignored:
             universe = set(scope.files())
@@ -375,19 +375,21 @@ class RgBackend(SearchBackend):
         out.timed_out = cut
         out.denied = known.denied
         out.denied_tracked_only = True
-        if known.ignored_tracked and not cut:
-            out.counts.update(self._count_explicit(scope, list(known.ignored_tracked), out))
+        if explicit is not None and not cut:
+            found, skipped, cut = explicit
+            out.counts.update({p: len(ms) for p, ms in found.items() if ms})
+            out.skipped += skipped
+            out.timed_out |= cut
         return out
 
-    def _count_explicit(self, scope: Scope, paths: list[str], out: Outcome) -> dict[str, int]:
-        """Count matching lines in named files (tracked files an ignore rule
-        matches), read through the policy's opener as the content pass reads."""
+    def _extras(self, scope: Scope) -> tuple[Extras, tuple[dict[str, list[Match]], list[Skipped], bool] | None]:
+        """Beside the count pass: git's side of the universe (``tracked_extras``),
+        then the matches in the tracked files an ignore rule matches (rg's walk
+        skips them), read through the policy's opener as the content pass reads."""
         spec = scope.spec
-        wanted = [p for p in paths if not spec.is_denied(p) and spec.keep(p)]
-        found, skipped, cut = self.lines(scope, wanted, 1 << 62)
-        out.skipped += skipped
-        out.timed_out |= cut
-        return {p: len(ms) for p, ms in found.items() if ms}
+        known = tracked_extras(scope, self._excludes)
+        wanted = [p for p in known.ignored_tracked if not spec.is_denied(p) and spec.keep(p)]
+        return known, self.lines(scope, wanted, 1 << 62) if wanted else None
 
     def _count_file(self, scope: Scope) -> Outcome:
         spec = scope.spec
