@@ -360,7 +360,7 @@ def test_issue_3_denied_file_with_a_newline_in_its_name_is_never_searched(ws, ba
 def test_issue_3_rg_post_check_drops_a_denied_file_with_a_newline_in_its_name(ws, repo, monkeypatch):
     if rg_mod.find_rg() is None:  # pragma: no cover - the wheel is a dependency
         pytest.skip("ripgrep binary not installed")
-    monkeypatch.setattr(rg_mod.RgBackend, "_deny_file", lambda self, ws: None)  # rg reads everything: the check must hold
+    monkeypatch.setattr(rg_mod, "deny_globs", lambda deny, allow: [])  # rg reads everything: the check must hold
     (repo.root / "prod\nserver.key").write_text("PRIVATE KEY foo\n")
     res = grep(ws, "rg", "PRIVATE KEY", mode="content")
     assert res.results == [] and res.total == 0
@@ -537,3 +537,21 @@ def test_issue_16_the_remembered_answer_follows_the_ignore_files_and_the_index(w
     repo.write("keep/.gitignore", "a.c\nb.c\n")  # the same index, another rule file
     assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]
     assert files(grep(ws, backend, "needle", "keep")) == [("keep/a.c", 1), ("keep/b.c", 1)]  # from the remembered answer
+
+
+def test_rg_skips_only_the_deny_globs_that_mean_the_same_to_it_and_no_allow_rescues():
+    from jitctx.policy import DEFAULT_ALLOW, DEFAULT_DENY
+
+    assert rg_mod.deny_globs(DEFAULT_DENY, DEFAULT_ALLOW) == [".env", "*.pem", "*.key", "*.p12", ".netrc"]  # .env.* and id_rsa* can be rescued
+    assert rg_mod.deny_globs(DEFAULT_DENY, ()) == list(DEFAULT_DENY)
+    odd = ("{a,b}", "[ab].key", "a/b", "!x", "#x", "x\\y", "x ", "*.key")  # rg would read these globs otherwise
+    assert rg_mod.deny_globs(odd, ()) == ["*.key"]
+    assert rg_mod.deny_globs(("secret.txt", "*.pem", "*.crt"), ("*.TXT", "*pem", "x*")) == []
+    assert rg_mod.deny_globs(("*.pem",), ("*.pem.bak",)) == ["*.pem"]
+
+
+def test_a_rescued_deny_glob_is_still_held_by_the_policy(ws, repo):
+    repo.write(".env.local", "TOKEN=abc\n")  # rg reads it (.env.* is not passed to it): the policy drops it
+    repo.write(".env.example", "TOKEN=placeholder\n")
+    for backend in ("rg", "python"):
+        assert files(grep(ws, backend, "TOKEN=")) == [(".env.example", 1)]
