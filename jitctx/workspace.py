@@ -13,7 +13,6 @@ import os
 import threading
 from dataclasses import dataclass, replace
 
-from .nested import NestedInstructions
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
 from .redact import redact_result
@@ -24,6 +23,7 @@ from .tokens import DEFAULT_ENCODING, ContentCounts, Tokenizer
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from .ledger import Ledger
+    from .nested import NestedInstructions
     from .render import View
     from .structure import CodeIndex
 
@@ -67,7 +67,7 @@ class Workspace:
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery
         self._record = record
-        self.nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
+        self._nested: NestedInstructions | None = None
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
 
@@ -84,6 +84,18 @@ class Workspace:
                 if self._ledger is None:
                     self._ledger = Ledger()
         return self._ledger
+
+    @property
+    def nested(self) -> NestedInstructions:
+        """The instruction files met just in time (:class:`jitctx.nested.NestedInstructions`),
+        made on first use: a grep imports it while rg runs."""
+        if self._nested is None:
+            from .nested import NestedInstructions
+
+            with self._lock:
+                if self._nested is None:
+                    self._nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
+        return self._nested
 
     @property
     def tokenizer(self) -> Tokenizer:
@@ -191,7 +203,7 @@ class Workspace:
         from .search import search
 
         q = SearchQuery.make(pattern=pattern, path=path, **options)
-        res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else None)
+        res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else _warm_results)
         self._add_symbols(res)
         return self._finish(res, paths, max_tokens, content=False)
 
@@ -529,8 +541,14 @@ class Refreshed:
         return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}
 
 
+def _warm_results() -> None:
+    """While grep's rg runs: the imports its result needs next (the just-in-time instructions)."""
+    from . import nested  # noqa: F401
+
+
 def _warm_symbols() -> None:
-    """While grep's rg runs: the imports the ``symbol`` annotation needs (tree-sitter, the outline walk)."""
+    """``_warm_results``, and the imports the ``symbol`` annotation needs (tree-sitter, the outline walk)."""
+    _warm_results()
     from .code import outline, parse  # noqa: F401
 
     parse.warm()

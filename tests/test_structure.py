@@ -195,8 +195,8 @@ def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
     monkeypatch.setattr(search_mod, "search", lambda *a, **k: calls.append(k.get("beside")) or real(*a, **k))
     ws = _ws(code)
     ws.grep("gcd", mode="content")
-    ws.grep("gcd")  # files mode: no symbols, nothing to warm
-    assert calls == [workspace._warm_symbols, None]
+    ws.grep("gcd")  # files mode: no symbols to warm
+    assert calls == [workspace._warm_symbols, workspace._warm_results]
     ran = []
     res, _ = real(ws.repo, ws.policy, workspace.SearchQuery.make(pattern="gcd", backend="rg"), beside=lambda: ran.append(1))
     assert ran == [1] and res.results

@@ -28,7 +28,6 @@ from __future__ import annotations
 import bisect
 import os
 import re
-import shutil
 import subprocess
 import sys
 import threading
@@ -57,6 +56,8 @@ def find_rg() -> str | None:
         p = d / _EXE
         if p.is_file() and os.access(p, os.X_OK):
             return str(p)
+    import shutil  # not at start-up: ~2 ms, and the wheel's binary is found first
+
     return shutil.which("rg")
 
 
@@ -269,9 +270,7 @@ class RgBackend(SearchBackend):
         ``stdin``: an open file rg reads as ``-`` (the content pass).
         ``beside``: run ``spec.beside`` on a thread once rg is started.
         """
-        import tempfile
-
-        with tempfile.TemporaryFile() as outf, tempfile.TemporaryFile() as errf:
+        with _scratch() as outf, _scratch() as errf:
             try:
                 proc = subprocess.Popen(args, cwd=cwd, stdin=stdin if stdin is not None else subprocess.DEVNULL, stdout=outf, stderr=errf)
             except OSError as exc:
@@ -441,13 +440,12 @@ class RgBackend(SearchBackend):
         ``multiline`` a match never crosses a line end, so files can share
         one stream; with it, each file has its own.
         """
-        import tempfile
 
         spec = scope.spec
         found: dict[str, list[Match]] = {}
         skipped: list[Skipped] = []
         args = [*self._args(scope, traverse=False), "--text", "--encoding", "none", "--json", "-e", spec.pattern, "--", "-"]
-        with scope.policy.opener() as opener, tempfile.TemporaryFile() as stream:
+        with scope.policy.opener() as opener, _scratch() as stream:
             batch: list[tuple[int, str]] = []  # (first line of the file in the stream, path)
             size = lines = 0
 
@@ -513,6 +511,25 @@ class _Beside(threading.Thread):
 _WATCH_STEP = 0.1  # seconds between the watcher's looks at a cancel token
 PAGE_BATCH = 16 << 20  # bytes handed to one rg process in the content pass
 _BLOCK = 1 << 20
+
+
+def _scratch():
+    """An anonymous temporary file, deleted when closed, as ``tempfile.TemporaryFile``
+    makes one on Linux (``O_TMPFILE`` in ``$TMPDIR``, ``$TEMP``, ``$TMP``, else
+    ``/tmp``), without importing tempfile (shutil, random: ~3 ms of every grep,
+    before rg can start); elsewhere, or when that fails, tempfile's own."""
+    flag = getattr(os, "O_TMPFILE", None)
+    if flag is not None:
+        folder = os.environ.get("TMPDIR") or os.environ.get("TEMP") or os.environ.get("TMP") or "/tmp"
+        try:
+            fd = os.open(folder, flag | os.O_RDWR, 0o600)
+        except OSError:
+            pass
+        else:
+            return open(fd, "w+b")
+    import tempfile
+
+    return tempfile.TemporaryFile()
 
 
 def _copy_page_file(opener, path: str, stream, skipped: list[Skipped]) -> tuple[int, int] | None:
