@@ -215,10 +215,10 @@ class Workspace:
         if not lines:
             return
         try:
-            last: dict[str, int] = {}
+            wanted: dict[str, list[int]] = {}
             for r in lines:
-                last[r.path] = max(last.get(r.path, 0), r.line)
-            lookups = self.code.enclosing(last)
+                wanted.setdefault(r.path, []).append(r.line)
+            lookups = self.code.enclosing(wanted)
         except Exception:  # noqa: BLE001 -- an annotation; the matches stand without it
             return
         if lookups:

@@ -202,6 +202,20 @@ def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
     assert ran == [1] and res.results
 
 
+def test_grep_symbol_budget_goes_to_the_fewest_bytes_per_page_line(code, monkeypatch):
+    from jitctx import structure
+
+    filler = "".join(f"# line {i}\n" for i in range(200))
+    code.write("few.py", filler + "def lone():\n    return 'HIT'\n")  # one page line, ~2.3 KB to parse
+    many = "".join(f"def f{i}():\n    return 'HIT'\n" for i in range(5))
+    code.write("many.py", filler + filler[: len(filler) // 2] + many)  # five page lines, ~3.5 KB
+    cost = len((code.root / "many.py").read_bytes())
+    monkeypatch.setattr(structure, "_PARSE_BUDGET", cost)  # room for one of the two
+    res = _ws(code).grep("HIT", mode="content", glob=["*.py"])
+    symbols = {(r.path, r.symbol) for r in res.results}
+    assert ("many.py", "f4") in symbols and ("few.py", None) in symbols  # smallest file first would pick few.py
+
+
 def test_grep_outside_definitions_has_no_symbol(code):
     res = _ws(code).grep("^LIMIT = 10", mode="content")
     assert res.results[0].symbol is None and "symbol" not in res.results[0].to_dict()
