@@ -555,3 +555,25 @@ def test_a_rescued_deny_glob_is_still_held_by_the_policy(ws, repo):
     repo.write(".env.example", "TOKEN=placeholder\n")
     for backend in ("rg", "python"):
         assert files(grep(ws, backend, "TOKEN=")) == [(".env.example", 1)]
+
+
+def test_rg_remembers_the_tracked_listing_while_the_index_holds(ws, repo, monkeypatch):
+    from jitctx import gitcmd
+
+    repo.write(".gitignore", "*.log\n")
+    repo.write("keep.log", "needle\n")
+    repo.git("add", "-f", ".gitignore", "keep.log")  # tracked, yet ignored: rg's walk skips it
+    assert files(grep(ws, "rg", "needle")) == [("keep.log", 1)]
+    real, asked = gitcmd.run, []
+
+    def run(args, *a, **k):
+        asked.append(args)
+        return real(args, *a, **k)
+
+    monkeypatch.setattr(gitcmd, "run", run)
+    assert files(grep(ws, "rg", "needle")) == [("keep.log", 1)]
+    assert ["ls-files", "-z", "--cached"] not in asked  # read from the cache directory
+    repo.write("two.log", "needle\n")
+    repo.git("add", "-f", "two.log")  # a new index: listed again
+    assert files(grep(ws, "rg", "needle")) == [("keep.log", 1), ("two.log", 1)]
+    assert ["ls-files", "-z", "--cached"] in asked

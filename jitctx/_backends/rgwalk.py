@@ -78,21 +78,17 @@ def _outer_gitignores(repo: Repo) -> list[Path]:
 def tracked_extras(scope: Scope, excludes: str | None) -> Extras:
     """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
 
-    One ``git ls-files`` (~25 ms of git's CPU for 100k paths), then only
-    ``bytes.find`` scans of its raw output for literals (``.env``,
+    The tracked listing (``_tracked``: remembered while the index holds),
+    then only ``bytes.find`` scans of it for literals (``.env``,
     ``.gitignore``, ``node_modules``...): the few entries found are decoded
     and checked exactly. rg is using both cores meanwhile, so every
     millisecond of CPU here shows in the wall time. Raises ``RepoError``
     when git fails in a way that would make the result wrong.
     """
     spec, policy = scope.spec, scope.policy
-    try:
-        proc = gitcmd.run(["ls-files", "-z", "--cached"], scope.root)
-    except OSError:  # no git binary: rg's walk is all there is
+    listing = _tracked(scope)
+    if listing is None:  # no git binary, or git failed: rg's walk is all there is
         return Extras()
-    if proc.returncode != 0:
-        return Extras()
-    listing = proc.stdout
     prefix = spec.prefix
 
     def in_scope(paths: list[str]) -> list[str]:
@@ -260,6 +256,88 @@ def _signature(repo: Repo, listing: bytes, excludes: str | None) -> bytes | None
     return "\n".join(parts).encode("utf-8", "surrogateescape")
 
 
+def _tracked(scope: Scope) -> bytes | None:
+    """The raw ``git ls-files -z --cached`` output, remembered between calls.
+
+    It depends on the index alone (git reads no other file for it, and
+    jitctx's git never sees ``GIT_INDEX_FILE``), so it is kept in the cache
+    directory under the index's identity (inode, size, mtime, ctime): git
+    replaces the index by a rename on every write. A repeated grep reads
+    one file instead of running git (~25 ms of CPU for 100k paths, taken
+    from rg, which is busy on both cores meanwhile). ``None`` when git
+    cannot list.
+    """
+    repo = scope.repo
+    sig = None
+    if repo.git is not None:
+        try:
+            st = os.stat(repo.git.git_dir / "index")
+            sig = f"{repo.root}\n{st.st_ino}:{st.st_size}:{st.st_mtime_ns}:{st.st_ctime_ns}".encode("utf-8", "surrogateescape")
+        except OSError:
+            pass
+    kept = _kept(scope, "tracked", sig)
+    if kept is not None:
+        return kept
+    try:
+        proc = gitcmd.run(["ls-files", "-z", "--cached"], scope.root)
+    except OSError:
+        return None
+    if proc.returncode != 0:
+        return None
+    _keep(scope, "tracked", sig, proc.stdout)
+    return proc.stdout
+
+
+_KEPT_MAX = 256 << 20  # bytes of a kept answer (a 1M-file listing is ~80 MB)
+
+
+def _kept_file(scope: Scope, kind: str, sig: bytes | None) -> str | None:
+    """Where ``kind``'s answer for this repository is kept (``None``: nowhere: no
+    signature, or the cache directory would lie inside the served root)."""
+    import zlib
+
+    from ..cache import cache_dir
+
+    folder = os.path.join(cache_dir(), "rg")
+    if sig is None or scope.policy.inside(os.path.realpath(folder)):
+        return None
+    key = str(scope.repo.root).encode("utf-8", "surrogateescape")
+    return os.path.join(folder, f"{kind}-{zlib.crc32(key):08x}-{len(key)}.list")
+
+
+def _kept(scope: Scope, kind: str, sig: bytes | None) -> bytes | None:
+    """The answer kept for ``sig``, or ``None`` (none kept, or kept for another signature)."""
+    name = _kept_file(scope, kind, sig)
+    if name is None:
+        return None
+    try:
+        with open(name, "rb") as f:
+            data = f.read(_KEPT_MAX + 1)
+    except OSError:
+        return None
+    if len(data) > _KEPT_MAX:  # never a cut answer
+        return None
+    head, sep, body = data.partition(b"\n\0\n")
+    return body if sep and head == sig else None
+
+
+def _keep(scope: Scope, kind: str, sig: bytes | None, body: bytes) -> None:
+    """Keep ``body`` as ``kind``'s answer for ``sig`` (atomically; quietly not when it cannot)."""
+    name = _kept_file(scope, kind, sig)
+    if name is None or sig is None:
+        return
+    if len(sig) + 3 + len(body) > _KEPT_MAX:
+        return
+    try:
+        os.makedirs(os.path.dirname(name), exist_ok=True)
+        tmp = f"{name}.{os.getpid()}.tmp"
+        with open(tmp, "wb") as f:
+            f.write(sig + b"\n\0\n" + body)
+        os.replace(tmp, name)
+    except OSError:
+        pass
+
+
 def _remembered(scope: Scope, listing: bytes, excludes: str | None) -> list[str]:
     """``_ignored_tracked`` for the whole repository, remembered between calls.
 
@@ -271,35 +349,13 @@ def _remembered(scope: Scope, listing: bytes, excludes: str | None) -> list[str]
     the 101k-file real tree, beside rg). A file rewritten in place with the
     same size inside one mtime tick is the blind spot (as the ledger's).
     """
-    import zlib
-
-    from ..cache import cache_dir
-
     repo = scope.repo
     sig = _signature(repo, listing, excludes)
-    folder = os.path.join(cache_dir(), "rg")
-    name = None
-    if sig is not None and not scope.policy.inside(os.path.realpath(folder)):
-        key = str(repo.root).encode("utf-8", "surrogateescape")
-        name = os.path.join(folder, f"ignored-{zlib.crc32(key):08x}-{len(key)}.list")
-        try:
-            with open(name, "rb") as f:
-                data = f.read(64 << 20)
-            head, _, body = data.partition(b"\n\0\n")
-            if head == sig:
-                return _decoded(body.split(b"\0")) if body else []
-        except OSError:
-            pass
+    kept = _kept(scope, "ignored", sig)
+    if kept is not None:
+        return _decoded(kept.split(b"\0")) if kept else []
     found = _ignored_tracked(repo, listing, lambda ps: ps, excludes)
-    if name is not None and sig is not None:
-        try:
-            os.makedirs(folder, exist_ok=True)
-            tmp = f"{name}.{os.getpid()}.tmp"
-            with open(tmp, "wb") as f:
-                f.write(sig + b"\n\0\n" + b"\0".join(p.encode("utf-8", "surrogateescape") for p in found))
-            os.replace(tmp, name)
-        except OSError:
-            pass
+    _keep(scope, "ignored", sig, b"\0".join(p.encode("utf-8", "surrogateescape") for p in found))
     return found
 
 
