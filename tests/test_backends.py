@@ -577,3 +577,16 @@ def test_rg_remembers_the_tracked_listing_while_the_index_holds(ws, repo, monkey
     repo.git("add", "-f", "two.log")  # a new index: listed again
     assert files(grep(ws, "rg", "needle")) == [("keep.log", 1), ("two.log", 1)]
     assert ["ls-files", "-z", "--cached"] in asked
+
+
+def test_rg_output_files_are_anonymous_and_fall_back_to_tempfile(monkeypatch, tmp_path):
+    monkeypatch.setenv("TMPDIR", str(tmp_path))
+    with rg_mod._scratch() as f:  # O_TMPFILE: nothing named in the folder, deleted on close
+        f.write(b"abc")
+        f.seek(0)
+        assert f.read() == b"abc" and list(tmp_path.iterdir()) == []
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "missing"))  # no such folder: tempfile's own choice
+    with rg_mod._scratch() as f:
+        f.write(b"x")
+        f.seek(0)
+        assert f.read() == b"x"
