@@ -31,6 +31,7 @@ import re
 import subprocess
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import BackendError, QueryError
@@ -130,12 +131,11 @@ def parse_count_output(out: bytes) -> dict[str, int]:
     parts = text.replace("\r\n", "\0").split("\0")
     tail = parts.pop()
     paths, nums = parts[::2], parts[1::2]
-    if tail or len(paths) != len(nums):  # a cut last line: let the regex keep only whole lines
-        pairs: list[tuple[str, str]] = re.findall(_COUNT_LINE, text)
-    else:
-        pairs = list(zip(paths, nums))
     try:
-        counts = {p: int(n) for p, n in pairs}
+        if tail or len(paths) != len(nums):  # a cut last line: let the regex keep only whole lines
+            counts = {p: int(n) for p, n in re.findall(_COUNT_LINE, text)}
+        else:
+            counts = dict(zip(paths, map(int, nums)))
     except ValueError:
         counts = {p: int(n) for p, n in re.findall(_COUNT_LINE, text)}
     if text.startswith("./"):  # rg was given "." (we pass no path for the root, so this is rare)
@@ -261,14 +261,16 @@ class RgBackend(SearchBackend):
             args.append("-U")
         return args
 
-    def _run(self, args: list[str], spec: Spec, cwd, stdin=None, *, beside: bool = False) -> tuple[bytes, bytes, int | None, bool]:
+    def _run(self, args: list[str], spec: Spec, cwd, stdin=None, *, started: Callable[[], None] | None = None) -> tuple[bytes, bytes, int | None, bool]:
         """Run rg without a shell; on the time cap, kill it and keep what it printed.
 
         Output goes to temporary files, not pipes: rg writes one small block per
         file from several threads, and a pipe would wake the reader for each
         (about 0.3 s of extra wall time on 100k matching files, measured).
         ``stdin``: an open file rg reads as ``-`` (the content pass).
-        ``beside``: run ``spec.beside`` on a thread once rg is started.
+        ``started``: called once rg runs (the count pass starts its threads
+        there: started before, their Python would hold the GIL while this
+        thread spawns rg, up to ~13 ms measured).
         """
         with _scratch() as outf, _scratch() as errf:
             try:
@@ -289,14 +291,17 @@ class RgBackend(SearchBackend):
 
             watcher = threading.Thread(target=watch, name="jitctx-rg-cap", daemon=True)
             watcher.start()
-            work = _Beside(spec.beside) if beside and spec.beside is not None else None
             try:
+                if started is not None:
+                    started()
                 code: int | None = proc.wait()
+            except BaseException:  # interrupted, or a thread would not start: nothing is left running
+                proc.kill()
+                proc.wait()
+                raise
             finally:
                 done.set()
                 watcher.join()
-                if work is not None:
-                    work.join()  # done long before rg, as a rule; its outcome is the caller's business
             cut = fired.is_set()
             if cut:
                 code = None
@@ -323,10 +328,10 @@ class RgBackend(SearchBackend):
 
     # -- the count pass ---------------------------------------------------------
 
-    def _counts(self, scope: Scope, args: list[str], targets: list[str]) -> tuple[dict[str, int], list[Skipped], bool]:
+    def _counts(self, scope: Scope, args: list[str], targets: list[str], started: Callable[[], None]) -> tuple[dict[str, int], list[Skipped], bool]:
         spec = scope.spec
         if spec.multiline:
-            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, scope.root, beside=True)
+            out, err, code, cut = self._run([*args, "--json", "-e", spec.pattern, "--", *targets], spec, scope.root, started=started)
             self._check(spec, err, code, out)
             lines: dict[str, set[int]] = {}
             for raw in out.split(b"\n"):
@@ -336,7 +341,7 @@ class RgBackend(SearchBackend):
                     lines.setdefault(path, set()).update(m.line for m in parsed[2])
             counts = {p: len(s) for p, s in lines.items()}
         else:
-            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, scope.root, beside=True)
+            out, err, code, cut = self._run([*args, "--count", "--with-filename", "--null", "-e", spec.pattern, "--", *targets], spec, scope.root, started=started)
             self._check(spec, err, code, out)
             counts = parse_count_output(out)
         return counts, _skipped_from(err, str(scope.root) + os.sep), cut
@@ -347,20 +352,31 @@ class RgBackend(SearchBackend):
             return self._count_file(scope)
         out = Outcome()
         self._excludes = repo.configured_excludes() if repo.is_git else None
-        # git's side of the universe, listed (and its tracked-but-ignored files counted) while rg walks
-        extras = _Beside(self._extras, scope) if repo.is_git else None
+        beside: dict[str, _Beside] = {}
+
+        def started() -> None:
+            # git's side of the universe (and its tracked-but-ignored files counted), and the caller's work, while rg walks
+            if repo.is_git:
+                beside["extras"] = _Beside(self._extras, scope)
+            if spec.beside is not None:
+                beside["work"] = _Beside(spec.beside)
+
         if scope.ignored_folder():  # rg would walk it (a named root is never ignored)
+            started()
             counts: dict[str, int] = {}  # only its tracked files (found beside) are in the universe
             skipped: list[Skipped] = []
             cut = False
         else:
             targets = [] if spec.scope == "." else [spec.scope]
             try:
-                counts, skipped, cut = self._counts(scope, self._args(scope, traverse=True), targets)
+                counts, skipped, cut = self._counts(scope, self._args(scope, traverse=True), targets, started)
             except BaseException:
-                if extras is not None:
-                    extras.join()  # nothing is left running behind a refused pattern
+                for thread in beside.values():
+                    thread.join()  # nothing is left running behind a refused pattern
                 raise
+        if "work" in beside:
+            beside["work"].join()  # done long before rg, as a rule; its outcome is the caller's business
+        extras = beside.get("extras")
         known, explicit = extras.result() if extras is not None else (Extras(), None)
         scope.tracked_listing = known.listing  # reused by an empty result's notice
         if repo.blocking_rules() is not None and not spec.include_ignored:

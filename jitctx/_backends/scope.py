@@ -32,9 +32,10 @@ def denied_among(policy: PathPolicy, paths: list[str]) -> set[str]:
     runs = [literal_run(d).lower() for d in policy.deny]
     if any(len(r) < 2 for r in runs):  # a deny glob without a useful literal: check everything
         return {p for p in paths if policy.is_denied(p)}
-    low = "\0".join(paths).lower()
-    hits = set(entries_containing(low, runs, "\0"))
-    return {p for p, lp in zip(paths, low.split("\0")) if lp in hits and policy.is_denied(p)}
+    hits = set(entries_containing("\0".join(paths).lower(), runs, "\0"))
+    if not hits:  # the common case: no path holds a deny glob's literal
+        return set()
+    return {p for p in paths if p.lower() in hits and policy.is_denied(p)}
 
 
 class Scope:
