@@ -9,13 +9,14 @@ Workspace's file universe:
 
 - ``--hidden`` with ``-g '!.git'``: hidden files in, ``.git/`` out;
 - ``--no-ignore-dot``: ``.ignore``/``.rgignore`` are not git's rules;
-- the deny list as a lowest-precedence ``--ignore-file`` (deny globs, then
-  ``!allow`` globs), so rg does not even read denied files; every path rg
-  returns is checked against the policy again anyway;
+- the deny globs that mean the same to rg and that no allow glob can
+  rescue as ``-g '!glob'`` overrides (``deny_globs``), so rg does not even
+  read those files; every path rg returns is checked against the policy
+  again anyway;
 - tracked files that match an ignore rule (git lists them, rg's traversal
-  skips them) are found by ``rgwalk`` while rg runs and searched
-  explicitly afterwards; a repository-level ``core.excludesFile`` (rg reads
-  only the global one) is passed as another ``--ignore-file``;
+  skips them) are found by ``rgwalk`` and searched explicitly, on a thread
+  beside the count pass; a repository-level ``core.excludesFile`` (rg reads
+  only the global one) is passed as an ``--ignore-file``;
 - symlinks are not followed (as ``git grep``).
 
 A count pass (``--count``) finds the matching files and their matching-line
