@@ -368,3 +368,27 @@ def test_issue_15_notices_count_in_the_singular_and_do_not_call_a_plain_folder_a
     assert "under the root: searched the files not ignored by .gitignore" in empty and "repository" not in empty
     assert "1 file (all, ignored ones included) searched" in ws.grep("zzz", include_ignored=True, backend="python").notice
     assert "in the repository" not in ws.glob("*.nothing").notice
+
+
+@pytest.mark.parametrize("backend", ["rg", "python"])
+def test_pages_of_many_matching_files_are_the_full_order_cut(repo, backend):
+    from jitctx.search import _first
+
+    n = {f"many/f{i:02d}.txt": i % 3 + 1 for i in range(60)}  # 60 files: a page of 5 takes the heap
+    for path, k in n.items():
+        repo.write(path, "hit\n" * k)
+    ws = Workspace(repo.root)
+    by_path = sorted(n)
+    by_count = sorted(n, key=lambda p: (-n[p], p))
+    res = ws.grep("hit", "many", limit=5, offset=7, backend=backend)
+    assert [r.path for r in res.results] == by_path[7:12] and res.total == 60
+    res = ws.grep("hit", "many", mode="count", limit=5, offset=7, backend=backend)
+    assert [(r.path, r.matches) for r in res.results] == [(p, n[p]) for p in by_count[7:12]]
+    lines = [(p, i) for p in by_path for i in range(1, n[p] + 1)]
+    res = ws.grep("hit", "many", mode="content", limit=5, offset=7, backend=backend)
+    assert [(r.path, r.line) for r in res.results] == lines[7:12] and res.total == len(lines)
+    counts = {f"p{i:03d}": i % 5 + 1 for i in range(200, 0, -1)}
+    key = lambda p: (-counts[p], p)  # noqa: E731
+    for k in (1, 7, 49, 50, 51, 200, 300):  # the heap and the sort give the same cut
+        assert _first(counts, k) == sorted(counts)[:k]
+        assert _first(counts, k, key=key) == sorted(counts, key=key)[:k]
