@@ -547,8 +547,11 @@ def _warm_results() -> None:
 
 
 def _warm_symbols() -> None:
-    """``_warm_results``, and the imports the ``symbol`` annotation needs (tree-sitter, the outline walk)."""
+    """``_warm_results``, and the imports the ``symbol`` annotation needs (tree-sitter, the
+    outline walk, and hashlib for the index's location: its OpenSSL load was ~4 ms after rg)."""
     _warm_results()
+    import hashlib  # noqa: F401
+
     from .code import outline, parse  # noqa: F401
 
     parse.warm()

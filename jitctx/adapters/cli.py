@@ -257,7 +257,7 @@ def _mcp_parser(sub, name: str) -> None:
 
 # every subcommand's parser builder, in the order --help lists them
 _SUBCOMMANDS = {
-    **dict.fromkeys(("glob", "grep", "head", "tail", "outline", "symbols", "locate"), _primitive),
+    **dict.fromkeys(_PRIMITIVES, _primitive),
     "preload": _preload_parser,
     "watch": _watch_parser,
     "context": _context_parser,
