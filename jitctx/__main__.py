@@ -1,5 +1,5 @@
 """``python -m jitctx``: the same as the ``jitctx`` command."""
 
-from .adapters.cli import entry
+from .client import main
 
-entry()
+main()

@@ -16,6 +16,7 @@ import os
 import re
 import stat
 from collections.abc import Iterator
+from contextvars import ContextVar
 from pathlib import Path
 
 from . import gitcmd, listing
@@ -23,13 +24,24 @@ from .errors import RepoError
 from .listing import Listing
 from .policy import read_small
 
-__all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root"]
+TYPE_CHECKING = False  # as typing's, without importing typing (start-up)
+if TYPE_CHECKING:
+    from .livelist import LiveListing
+
+__all__ = ["CALLER_CWD", "ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
 
 ROOT_ENV = "JITCTX_ROOT"
 
 
+CALLER_CWD: ContextVar[str | None] = ContextVar("jitctx_caller_cwd", default=None)  # set by the server per call
+
+
 def working_directory() -> Path:
-    """The process's working directory; ``RepoError`` when it was deleted."""
+    """The process's working directory (through the server, its caller's); ``RepoError``
+    when it was deleted."""
+    caller = CALLER_CWD.get()
+    if caller is not None:
+        return Path(caller)
     try:
         return Path(os.getcwd())
     except OSError:
@@ -140,9 +152,10 @@ _SHA = re.compile(r"[0-9a-f]{40,64}")
 class Repo:
     """A root directory and, when it is inside git, its git layout."""
 
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, *, live: LiveListing | None = None) -> None:
         self.root = root
         self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
+        self.live = live  # the server's listing kept in memory (exact or not used), if any
         self._listing: Listing | None = None
         self._blocking: str | None | bool = False  # not looked yet
         self._excludes: str | None | bool = False
@@ -230,6 +243,10 @@ class Repo:
         root-relative and callers still test every one.
         """
         if self.git is not None and not self.blocking_rules():
+            kept = self.live.listing(under) if self.live is not None and not include_ignored else None
+            if kept is not None:  # the server's, exact now: no git at all
+                yield from kept
+                return
             chunks = self._git_chunks(include_ignored, suffix, under)
             if chunks is not None:
                 listed: list[list[str]] = []
@@ -348,6 +365,8 @@ class Repo:
     def is_ignored(self, rel: str) -> bool:
         """Whether discovery would leave ``rel`` out (git's rules, or ``.gitignore``)."""
         if self.git is not None and not self.blocking_rules():
+            if self.live is not None and self.live.is_listed(rel):
+                return False  # in the universe: not ignored (the server's listing, exact now)
             return self._check_ignore(self.root, rel)
         parts = rel.split("/")
         chain = []

@@ -110,6 +110,17 @@ class Workspace:
         if self._record:
             self.ledger.record_all(delivered, head)
 
+    def use_repo(self, repo: Repo) -> None:
+        """Serve the next calls from ``repo`` (of the same root). A host that keeps a
+        session across calls (the server) gives each call a fresh Repo, so nothing a Repo
+        remembers (a listing under way, the excludes setting) outlives its call."""
+        if repo.root != self.root:
+            raise ValueError(f"use_repo: {repo.root} is not this workspace's root {self.root}")
+        self.repo = repo
+        if self._code is not None:
+            self._code.close()
+            self._code = None
+
     def head_sha(self) -> str | None:
         """HEAD as a sha, read from git's files (cheap); ``None`` outside git."""
         return self.repo.head()

@@ -13,18 +13,21 @@ import sys
 
 from .. import __version__
 
-__all__ = ["build_parser", "main"]
+__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main"]
 
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
 
 
-def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True) -> None:
+def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True, server: bool = True) -> None:
     """``--root`` and ``--json``, which every subcommand accepts (DESIGN 11); one that
-    means nothing for a subcommand (``root=False``/``json=False``) is accepted but not listed."""
+    means nothing for a subcommand (``root=False``/``json=False``) is accepted but not listed.
+    ``--no-server`` where the thin client could send the call to a server (``jitctx.client``)."""
     root_help = "repository root (default: $JITCTX_ROOT, else the git top level of the working directory)"
     p.add_argument("--root", metavar="DIR", help=root_help if root else argparse.SUPPRESS)
     json_help = "print one JSON object instead of text (errors too, on stdout, exit 2)"
     p.add_argument("--json", action="store_true", help=json_help if json else argparse.SUPPRESS)
+    if server:
+        p.add_argument("--no-server", action="store_true", help="run in this process, not through the root's warm server (also JITCTX_SERVER=0)")
 
 
 def _max_tokens(p: argparse.ArgumentParser) -> None:
@@ -67,7 +70,9 @@ def _columns() -> int:
     """The width argparse's help takes, as ``shutil.get_terminal_size`` finds it
     ($COLUMNS, else the terminal, else 80), without importing shutil: argparse
     makes a formatter for every option it adds, and shutil's import (bz2, lzma)
-    costs ~2 ms of a one-shot call."""
+    costs ~2 ms of a one-shot call. Through the server, the caller's own width."""
+    if _CALLER is not None and _CALLER.columns is not None:
+        return _CALLER.columns
     try:
         columns = int(os.environ.get("COLUMNS", "0"))
     except ValueError:
@@ -107,6 +112,29 @@ class _Parser(argparse.ArgumentParser):
 
 
 _ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
+
+
+class Elsewhere(Exception):
+    """Raised by a server's host when the call names another root: nothing was written,
+    and the caller asks that root's server (or runs the call itself)."""
+
+    def __init__(self, root: str) -> None:
+        super().__init__(root)
+        self.root = root
+
+
+class Caller:
+    """What a server knows of the process it answers for (``main(host=...)``):
+    ``workspace(root, record)`` makes the call's Workspace (raising :class:`Elsewhere`
+    for another root), ``columns`` is the caller's help width."""
+
+    columns: int | None = None
+
+    def workspace(self, root: str | None, record: bool):  # pragma: no cover - the server's
+        raise NotImplementedError
+
+
+_CALLER: Caller | None = None  # the server's caller during a call (one call at a time)
 
 
 def _json_error(err: dict) -> None:
@@ -162,6 +190,13 @@ _HELP = {
     ),
     "tools": ("Prints the tool schemas (JSON) for a provider's function calling.", ["jitctx tools --format anthropic"]),
     "mcp": ("Serves the tools over MCP on stdin/stdout until the client closes stdin. Needs the mcp extra.", ["jitctx mcp --root ~/src/project"]),
+    "serve": (
+        "Serves the CLI's calls for one root warm, one server per user and root (the CLI starts it on demand; it exits\n"
+        "when idle); its socket lives in $XDG_RUNTIME_DIR/jitctx/ (else the cache folder's run/), mode 0700.\n"
+        "Answers are the same as without it; --no-server or JITCTX_SERVER=0 bypasses it.",
+        ["jitctx serve --status", "jitctx serve --stop", "jitctx serve --idle 3600"],
+    ),
+    "session": ("Prints an id; export it as JITCTX_SESSION so later calls share what was shown (re-reads, changes since).", ["export JITCTX_SESSION=$(jitctx session new)"]),
 }
 
 
@@ -171,6 +206,8 @@ _EXITS_FOR = {
     "context": "exit status: 0 window printed, 1 nothing located for the task, 2 error (message on stderr; with --json also a JSON error object on stdout)",
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
+    "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop) or one already runs, 2 error",
+    "session": "exit status: 0",
 }
 
 
@@ -196,6 +233,21 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     for name, build in _SUBCOMMANDS.items():
         if command is None or command == name:
             build(sub, name)
+    return parser
+
+
+_BUILT: dict[tuple, argparse.ArgumentParser] = {}  # a server's parsers, by subcommand and width
+
+
+def _parser(command: str | None) -> argparse.ArgumentParser:
+    """The parser for this call; a server reuses each one it built (~0.8 ms a call:
+    argparse builds every option and looks up its translations), a process builds one."""
+    if _CALLER is None:
+        return build_parser(command)
+    key = (command, _columns())
+    parser = _BUILT.get(key)
+    if parser is None:
+        parser = _BUILT[key] = build_parser(command)
     return parser
 
 
@@ -234,7 +286,7 @@ def _watch_parser(sub, name: str) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="also watch these files, or the files in these folders (as glob lists them)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
     p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
-    _common(p, json=False)
+    _common(p, json=False, server=False)
 
 
 def _context_parser(sub, name: str) -> None:
@@ -252,7 +304,22 @@ def _tools_parser(sub, name: str) -> None:
 
 def _mcp_parser(sub, name: str) -> None:
     p = _sub(sub, name, "serve glob, grep, head, tail over MCP (stdio)")
-    _common(p, json=False)
+    _common(p, json=False, server=False)
+
+
+def _serve_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "run the root's warm server in the foreground (the CLI starts one on demand)")
+    p.add_argument("--status", action="store_true", help="say whether the root's server runs: pid, uptime, calls, sessions, listing, memory")
+    p.add_argument("--stop", action="store_true", help="stop the root's server")
+    p.add_argument("--idle", type=float, metavar="SECONDS", help="exit after SECONDS without a call (default: $JITCTX_SERVER_IDLE, else 600)")
+    p.add_argument("--spawned", metavar="DIGEST", help=argparse.SUPPRESS)  # started by the client: quiet, detached
+    _common(p, json=False, server=False)
+
+
+def _session_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "print a new session id: calls that export it as JITCTX_SESSION share one session")
+    p.add_argument("action", choices=("new",), help="new: print a fresh id")
+    _common(p, root=False, json=False, server=False)
 
 
 # every subcommand's parser builder, in the order --help lists them
@@ -263,6 +330,8 @@ _SUBCOMMANDS = {
     "context": _context_parser,
     "tools": _tools_parser,
     "mcp": _mcp_parser,
+    "serve": _serve_parser,
+    "session": _session_parser,
 }
 
 
@@ -274,7 +343,10 @@ def _workspace(args):
 
     record = args.command == "watch"
     repo = getattr(args, "prefetched", None)
-    ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record)
+    if _CALLER is not None:
+        ws = _CALLER.workspace(args.root, record)  # the server's: warm listing, the caller's session
+    else:
+        ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record)
     # paths print from the working directory and hints as flags; token caps price that text
     ws.view = args.view = CliView(_cwd_in(ws))
     return ws
@@ -509,6 +581,11 @@ def _cmd_mcp(args) -> int:
     return serve(args.root)
 
 
+def _cmd_session(args) -> int:
+    sys.stdout.write(os.urandom(12).hex() + "\n")
+    return EXIT_FOUND
+
+
 _COMMANDS = {
     "glob": _cmd_glob,
     "grep": _cmd_grep,
@@ -522,11 +599,25 @@ _COMMANDS = {
     "context": _cmd_context,
     "tools": _cmd_tools,
     "mcp": _cmd_mcp,
-}
+    "session": _cmd_session,
+}  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server), which sits above the CLI
 
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error)."""
+def main(argv: list[str] | None = None, *, caller: Caller | None = None) -> int:
+    """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error).
+
+    ``caller``: a server answering for another process (``jitctx.server``): its
+    Workspaces, its width; nothing is listed ahead (the server keeps a listing).
+    """
+    global _CALLER
+    _CALLER = caller
+    try:
+        return _main(argv)
+    finally:
+        _CALLER = None
+
+
+def _main(argv: list[str] | None) -> int:
     for name in ("stdout", "stderr"):
         if getattr(sys, name) is None:  # started with the stream closed (`>&-`): write nowhere, quietly
             setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
@@ -535,8 +626,8 @@ def main(argv: list[str] | None = None) -> int:
     if argv == ["--version"]:  # before the parser: building it imports every Query (~20 ms)
         sys.stdout.write(f"jitctx {__version__}\n")
         return EXIT_FOUND
-    early = _early_glob(argv)  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
-    parser = build_parser(argv[0] if argv and argv[0] in _SUBCOMMANDS else None)
+    early = _early_glob(argv) if _CALLER is None else None  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
+    parser = _parser(argv[0] if argv and argv[0] in _SUBCOMMANDS else None)
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit:
@@ -559,6 +650,9 @@ def main(argv: list[str] | None = None) -> int:
         args.prefetched = _take_early(early, args)
     from ..errors import JitctxError
 
+    if args.command not in _COMMANDS:  # serve: the server runs the CLI, so the CLI does not start it
+        _error(f"jitctx {args.command} runs from the jitctx command itself", "run: jitctx serve ...")
+        return EXIT_ERROR
     try:
         code = _COMMANDS[args.command](args)
         sys.stdout.flush()
@@ -573,6 +667,8 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_FOUND
     except KeyboardInterrupt:
         return 130
+    except Elsewhere:
+        raise
     except JitctxError as exc:
         view = getattr(args, "view", None)
         if view is None:
@@ -702,8 +798,14 @@ def entry() -> None:
     100k-file glob, and nothing is left to clean up (``main`` has stopped
     any git process it started; watch and mcp have stopped their threads).
     """
+    os._exit(call(sys.argv[1:]))
+
+
+def call(argv: list[str], caller: Caller | None = None) -> int:
+    """:func:`main` as a process runs it: the exit code also for ``--help`` and usage
+    errors (argparse's ``SystemExit``), stdout and stderr flushed."""
     try:
-        code = main()
+        code = main(argv, caller=caller)
     except SystemExit as exc:  # --help, --version, a usage error: argparse has printed
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     try:
@@ -711,4 +813,4 @@ def entry() -> None:
         sys.stderr.flush()
     except (OSError, ValueError):  # the reader went away: nothing more to say
         pass
-    os._exit(code)
+    return code

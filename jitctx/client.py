@@ -1,0 +1,240 @@
+"""The ``jitctx`` command: a thin client of the root's warm server, else the CLI itself.
+
+Owns deciding, in a few milliseconds, whether a call goes to the root's
+server (``jitctx.server``) and sending it there: argv, the working
+directory, the session, the terminal width, and the caller's own stdout and
+stderr (passed as file descriptors, so the server writes exactly what this
+process would, with the same buffering). Starts the server when none runs
+and answers that call in this process meanwhile. Any failure to reach a
+server runs the call here, with the same output (a debug line with
+``JITCTX_LOG=debug``, nothing else). Imports ``os``, ``sys`` and the C
+socket module only: ``socket``'s own import (enum, selectors) would cost
+more than the whole call through a warm server.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["main", "SERVED"]
+
+# the subcommands a server answers; watch, mcp, serve and session always run here
+SERVED = frozenset({"glob", "grep", "head", "tail", "outline", "symbols", "locate", "preload", "context", "tools"})
+SPAWN_WAIT = 5.0  # seconds a session's first call waits for the server it started
+
+
+def main() -> None:
+    """Console entry: through the server when one can answer, else in this process."""
+    argv = sys.argv[1:]
+    if argv and argv[0] == "serve":
+        from .server import main as serve
+
+        _exit(serve(argv))
+    try:
+        code = _through_server(argv)
+    except KeyboardInterrupt:
+        code = 130
+    if code is None:
+        from .adapters.cli import entry
+
+        entry()  # ends the process
+        return
+    _exit(code)
+
+
+def _exit(code: int) -> None:
+    try:
+        sys.stdout.flush()
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    os._exit(code)
+
+
+def _debug(message: str) -> None:
+    if os.environ.get("JITCTX_LOG", "").lower() == "debug":
+        try:
+            os.write(2, f"jitctx: debug: server: {message}\n".encode("utf-8", "replace"))
+        except OSError:
+            pass
+
+
+def _through_server(argv: list[str]) -> int | None:
+    """The exit code of the call as the server ran it, or ``None``: run it here."""
+    env = os.environ
+    if env.get("JITCTX_SERVER") == "0" or not argv or argv[0] not in SERVED:
+        return None
+    if "--no-server" in argv or "-h" in argv or "--help" in argv or sys.stdout is None or sys.stderr is None:
+        return None
+    try:
+        cwd = os.getcwd()
+    except OSError:
+        return None  # a deleted working directory: the CLI says so
+    root = guess_root(argv, cwd, env)
+    if root is None:
+        return None
+    from . import __version__, endpoint
+
+    folder = endpoint.run_dir(env)
+    if folder is None:
+        _debug("no private folder for sockets")
+        return None
+    fp = endpoint.fingerprint(env, endpoint.PACKAGE, __version__)
+    request = endpoint.encode_request(
+        [endpoint.PROTOCOL, endpoint.digest(fp), root, cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv]
+    )
+    for _ in range(2):  # once more when the server names another root's server
+        path = endpoint.socket_name(folder, root, fp)
+        if path is None:
+            _debug(f"socket path too long under {folder}")
+            return None
+        sock = _connect(path)
+        if sock is None:
+            _spawn(root, endpoint.digest(fp))
+            if not env.get("JITCTX_SESSION"):
+                return None  # answered here while the server starts
+            sock = _wait_for(path)
+            if sock is None:
+                _debug("the server did not start in time")
+                return None
+        answer = _call(sock, request)
+        if isinstance(answer, int) or answer is None:
+            return answer
+        kind, _, rest = answer.partition(" ")
+        if kind == "replaced":
+            _spawn(root, endpoint.digest(fp))
+        if kind != "elsewhere" or not rest:
+            _debug(f"the server said {answer!r}")
+            return None
+        root = rest
+    return None
+
+
+def guess_root(argv: list[str], cwd: str, env) -> str | None:
+    """The root the CLI would serve, found cheaply (``--root``, ``$JITCTX_ROOT``, the git
+    top of ``cwd``): only to pick a server, which checks it. ``None``: let the CLI decide."""
+    given = None
+    for i in range(1, len(argv)):
+        a = argv[i]
+        if a == "--":
+            break
+        if a == "--root":
+            if i + 1 >= len(argv):
+                return None
+            given = argv[i + 1]
+        elif a.startswith("--root="):
+            given = a[len("--root=") :]
+    if given is None:
+        given = env.get("JITCTX_ROOT")
+    if given is not None:
+        if not given.strip():
+            return None
+        real = os.path.realpath(os.path.join(cwd, os.path.expanduser(given)))
+        return real if os.path.isdir(real) else None
+    d = cwd
+    while True:
+        if os.path.lexists(os.path.join(d, ".git")):
+            return d
+        parent = os.path.dirname(d)
+        if parent == d:
+            return cwd
+        d = parent
+
+
+def _columns(env) -> int:
+    """The width the CLI's help would take here (``cli._columns``'s rule)."""
+    try:
+        columns = int(env.get("COLUMNS", "0"))
+    except ValueError:
+        columns = 0
+    if columns <= 0:
+        try:
+            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 0
+        except (ValueError, OSError):
+            columns = 0
+    return columns if columns > 0 else 80
+
+
+def _desc(stream) -> str:
+    """How this process's stream encodes and buffers, so the server's copy does the same."""
+    return f"{stream.encoding}:{stream.errors}:{int(stream.line_buffering)}:{int(stream.write_through)}"
+
+
+def _connect(path: str):
+    import _socket
+
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    try:
+        sock.connect(path)
+        # the server must be this user's (the folder is private; this is the second lock)
+        cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
+        if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid():
+            _debug("a socket owned by another user: not used")
+            sock.close()
+            return None
+    except OSError:
+        sock.close()
+        return None
+    return sock
+
+
+def _wait_for(path: str):
+    import time
+
+    deadline = time.monotonic() + SPAWN_WAIT
+    while time.monotonic() < deadline:
+        time.sleep(0.01)
+        sock = _connect(path)
+        if sock is not None:
+            return sock
+    return None
+
+
+def _call(sock, request: bytes) -> int | str | None:
+    """Send the request with this process's stdout and stderr; the exit code, a refusal
+    (``"busy"``, ``"elsewhere ROOT"``, ...: run it here) or, when the server ran it but
+    stopped before answering, an error exit of our own."""
+    import _socket
+
+    started = False
+    try:
+        fds = (1).to_bytes(4, sys.byteorder) + (2).to_bytes(4, sys.byteorder)
+        sock.sendmsg([request[:65536]], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+        if len(request) > 65536:
+            sock.sendall(request[65536:])
+        buf = b""
+        while True:
+            chunk = sock.recv(256)
+            if not chunk:
+                break
+            buf += chunk
+            while b"\n" in buf:
+                line, _, buf = buf.partition(b"\n")
+                if line == b"go":
+                    started = True
+                elif line.startswith(b"ok "):
+                    return int(line[3:])
+                else:
+                    return line.decode("utf-8", "replace")
+    except OSError as exc:
+        _debug(f"{type(exc).__name__}: {exc}")
+    finally:
+        sock.close()
+    if not started:
+        return None
+    os.write(2, b"jitctx: error: the jitctx server stopped during this call\n  hint: run it again; JITCTX_SERVER=0 runs it without the server\n")
+    return 2
+
+
+def _spawn(root: str, digest: str) -> None:
+    """Start the root's server in the background, detached, quiet; it exits at once if
+    another one won the race."""
+    parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    code = f"import sys; sys.path.insert(0, {parent!r}); from jitctx.server import main; sys.exit(main(sys.argv[1:]))"
+    null = os.devnull
+    actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    try:
+        os.posix_spawn(sys.executable, [sys.executable, "-c", code, "serve", "--root", root, "--spawned", digest], dict(os.environ), file_actions=actions, setsid=True)
+    except OSError as exc:
+        _debug(f"cannot start the server: {exc}")

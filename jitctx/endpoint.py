@@ -1,0 +1,103 @@
+"""Where a root's warm server listens, and what a request to it carries.
+
+Owns the rules the thin client (``jitctx.client``) and the server
+(``jitctx.server``) must agree on: the private folder of the sockets, the
+name of a root's socket (one server per user, root and environment that can
+change an answer), the environment fingerprint, and the request and reply
+encodings. Imports nothing beyond ``os`` and ``sys`` at module level: the
+client runs this on every call, and its budget is a few milliseconds.
+Does not own starting, serving or answering (``server``), or deciding what
+goes to a server (``client``).
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+__all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "decode_request", "digest", "encode_request", "fingerprint", "run_dir", "socket_name"]
+
+PROTOCOL = "jitctx-serve/1"
+CONTROL = "jitctx-control/1"  # --status, --stop
+PACKAGE = os.path.dirname(os.path.abspath(__file__))  # which jitctx answers: part of the fingerprint
+SOCKET_MAX = 100  # bytes of a socket path (sun_path holds 108 with its NUL); longer: no server
+
+# the environment that can change an answer: each distinct value gets a server of its own
+_EXACT = ("HOME", "PATH", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")
+_PREFIXES = ("GIT_", "LC_", "JITCTX_")
+# JITCTX_ keys that only steer the server itself, never an answer
+_OWN = frozenset({"JITCTX_SESSION", "JITCTX_SERVER", "JITCTX_SERVER_IDLE", "JITCTX_LOG"})
+
+
+def fingerprint(environ: dict[str, str] | os._Environ, package: str, version: str) -> str:
+    """What a server must share with a caller to answer as the caller's own process would:
+    the interpreter, the jitctx package (its folder and version), the user and the
+    environment keys that reach an answer (git's, the locale, the cache folders, jitctx's
+    own). NUL-separated text: the server compares it whole, the socket name hashes it."""
+    keys = sorted(k for k in environ if (k in _EXACT or k.startswith(_PREFIXES)) and k not in _OWN)
+    parts = [PROTOCOL, sys.executable, package, version, str(os.getuid())]
+    parts += [f"{k}={environ[k]}" for k in keys]
+    return "\0".join(parts)
+
+
+def digest(text: str) -> str:
+    """20 hex digits of BLAKE2b: a socket's name, a fingerprint's comparison."""
+    try:  # the C module: hashlib's import also loads OpenSSL (~3 ms)
+        from _blake2 import blake2b
+    except ImportError:  # not CPython
+        from hashlib import blake2b
+    return blake2b(os.fsencode(text), digest_size=10).hexdigest()
+
+
+def run_dir(environ: dict[str, str] | os._Environ) -> str | None:
+    """The user's private folder for sockets: ``$XDG_RUNTIME_DIR/jitctx``, else the cache
+    folder's ``run/`` (``$JITCTX_CACHE_DIR``, ``$XDG_CACHE_HOME/jitctx``, ``~/.cache/jitctx``).
+
+    Made mode 0700 if missing; ``None`` when it cannot be made, is not a real folder,
+    belongs to someone else or is open to others (then no server is used)."""
+    runtime = environ.get("XDG_RUNTIME_DIR")
+    if runtime and os.path.isabs(runtime):
+        folder = os.path.join(runtime, "jitctx")
+    else:
+        own = environ.get("JITCTX_CACHE_DIR")
+        xdg = environ.get("XDG_CACHE_HOME")
+        if own:
+            if not os.path.isabs(own):
+                return None  # relative: it names another folder from every working directory
+            cache = own
+        elif xdg and os.path.isabs(xdg):
+            cache = os.path.join(xdg, "jitctx")
+        else:
+            cache = os.path.join(os.path.expanduser("~"), ".cache", "jitctx")
+        folder = os.path.join(cache, "run")
+    try:
+        st = os.lstat(folder)
+    except FileNotFoundError:
+        try:
+            os.makedirs(folder, mode=0o700, exist_ok=True)
+            st = os.lstat(folder)
+        except OSError:
+            return None
+    except OSError:
+        return None
+    if (st.st_mode & 0o170000) != 0o040000 or st.st_uid != os.getuid() or st.st_mode & 0o077:
+        return None  # a symlink, a file, someone else's, or readable by others
+    return folder
+
+
+def socket_name(folder: str, root: str, fingerprint_text: str) -> str | None:
+    """The socket of ``root``'s server for this fingerprint, or ``None`` if its path would be
+    too long for a Unix socket."""
+    path = os.path.join(folder, digest(root + "\0" + fingerprint_text) + ".sock")
+    return path if len(os.fsencode(path)) <= SOCKET_MAX else None
+
+
+def encode_request(fields: list[str]) -> bytes:
+    """The request as bytes: a 4-byte length, then the fields joined by NUL (no argv,
+    path or environment value can hold a NUL)."""
+    body = b"\0".join(os.fsencode(f) for f in fields)
+    return len(body).to_bytes(4, "big") + body
+
+
+def decode_request(body: bytes) -> list[str]:
+    return [os.fsdecode(f) for f in body.split(b"\0")]
