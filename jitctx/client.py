@@ -5,7 +5,8 @@ server (``jitctx.server``) and sending it there: argv, the working
 directory, the session, the terminal width, and the caller's own stdout and
 stderr (passed as file descriptors, so the server writes exactly what this
 process would, with the same buffering). Starts the server when none runs
-and answers that call in this process meanwhile. Any failure to reach a
+and answers that call in this process meanwhile (a call of a session, or
+with ``JITCTX_SERVER=wait``, waits for the server instead). Any failure to reach a
 server runs the call here, with the same output (a debug line with
 ``JITCTX_LOG=debug``, nothing else). Imports ``os``, ``sys`` and the C
 socket module only: ``socket``'s own import (enum, selectors) would cost
@@ -92,7 +93,7 @@ def _through_server(argv: list[str]) -> int | None:
         sock = _connect(path)
         if sock is None:
             _spawn(root, endpoint.digest(fp))
-            if not env.get("JITCTX_SESSION"):
+            if not env.get("JITCTX_SESSION") and env.get("JITCTX_SERVER") != "wait":
                 return None  # answered here while the server starts
             sock = _wait_for(path)
             if sock is None:

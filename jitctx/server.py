@@ -200,7 +200,7 @@ class Server:
 
         lock_path = self.path[: -len(".sock")] + ".lock"
         lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-        deadline = time.monotonic() + (2.0 if spawned is not None else 0.0)
+        deadline = time.monotonic() + (0.5 if spawned is not None else 0.0)  # a replaced server may still be leaving
         while True:
             try:
                 fcntl.flock(lock, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -218,7 +218,6 @@ class Server:
             self._install_streams(spawned is not None)
             worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
             worker.start()
-            self._keep_listing()
             if spawned is None:
                 sys.__stderr__.write(f"jitctx: serving {self.root} on {self.path} (idle exit after {self.idle:g} s)\n")  # type: ignore[union-attr]
             self._accept(listener)
@@ -371,7 +370,28 @@ class Server:
         ]
         return "\n".join(lines)
 
+    def _warm(self) -> None:
+        """Before the first call, on the worker thread: what calls import and load, then the
+        listing. One thread imports at a time (imports racing on two threads can meet a
+        module half made), and no call waits for the tokenizer (~150 ms) or tree-sitter."""
+        from . import find, peek, preload, render, search, structure, workspace  # noqa: F401
+        from .adapters import cliview  # noqa: F401
+        from .code import outline, parse  # noqa: F401
+        from .tokens import get_tokenizer
+
+        parse.warm()
+        get_tokenizer().count("warm")
+        if sys.platform.startswith("linux"):
+            from . import livelist, watcher  # noqa: F401
+
+            watcher.warm()
+        self._keep_listing()
+
     def _work(self) -> None:
+        try:
+            self._warm()
+        except Exception as exc:  # noqa: BLE001 - calls load what they need themselves
+            sys.__stderr__.write(f"jitctx: server: warming up failed: {exc}\n") if sys.__stderr__ else None
         while True:
             with self._cv:
                 while not self._queue and not self._stop.is_set():

@@ -429,6 +429,11 @@ class _Handler:
 # -- folder events for the server's listing ----------------------------------
 
 
+def warm() -> None:
+    """Import the native observer ahead of its first use (the server, before it takes calls)."""
+    from watchdog.observers import inotify_c  # noqa: F401
+
+
 class TreeWatch:
     """Entry events (created, deleted, moved) of chosen folders, one native watch each,
     read in the order the kernel queued them, with a barrier.

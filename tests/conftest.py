@@ -10,7 +10,9 @@ from __future__ import annotations
 
 import os
 import shutil
+import signal
 import subprocess
+import tempfile
 import threading
 from pathlib import Path
 
@@ -100,13 +102,44 @@ def _isolate(tmp_path_factory, monkeypatch):
     monkeypatch.setenv("GIT_CONFIG_NOSYSTEM", "1")
     monkeypatch.setenv("TIKTOKEN_CACHE_DIR", str(home / "tiktoken"))
     monkeypatch.setenv("JITCTX_CACHE_DIR", str(home / "jitctx-cache"))
+    # each test's servers in a short private folder of its own (a socket path holds ~100 bytes),
+    # stopped when it ends; JITCTX_TEST_SERVER=1 sends every CLI subprocess through one
+    runtime = tempfile.mkdtemp(prefix="jx-", dir="/tmp")
+    monkeypatch.setenv("XDG_RUNTIME_DIR", runtime)
+    monkeypatch.setenv("JITCTX_SERVER", "wait" if os.environ.get("JITCTX_TEST_SERVER") == "1" else "0")
+    monkeypatch.delenv("JITCTX_SESSION", raising=False)
     before = set(threading.enumerate())
     yield
+    stop_servers(runtime)
+    shutil.rmtree(runtime, ignore_errors=True)
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     for t in leaked:  # a worker may still be returning from work the test saw end: a moment to finish
         t.join(2.0)
     leaked = [t for t in leaked if t.is_alive()]
     assert not leaked, f"threads leaked: {leaked}"
+
+
+def stop_servers(runtime: str) -> None:
+    """Kill every server started under ``runtime`` (their lock files name their pids)."""
+    import fcntl
+
+    folder = Path(runtime) / "jitctx"
+    for lock in folder.glob("*.lock") if folder.is_dir() else []:
+        try:
+            fd = os.open(lock, os.O_RDWR)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            continue  # nobody holds it: that server has ended
+        except OSError:
+            pass  # held: its server runs
+        finally:
+            os.close(fd)
+        try:
+            os.kill(int(lock.read_text().split()[0]), signal.SIGKILL)
+        except (OSError, ValueError, IndexError):
+            pass
 
 
 @pytest.fixture(scope="session")
