@@ -67,14 +67,30 @@ def _within(path: str, tops: set[str]) -> bool:
     return False
 
 
-def remote_fs(root: str) -> str | None:
-    """The file system type of ``root`` when native events may not see every change
-    there (a network or FUSE mount), else ``None`` (from ``/proc/self/mountinfo``)."""
+def _read(path: str) -> bytes | None:
     try:
-        with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
-            mounts = f.read().splitlines()
+        with open(path, "rb") as f:
+            return f.read(1 << 20)
     except OSError:
         return None
+
+
+def _rule_look(path: str) -> tuple:
+    """A rule file's signature, with its bytes when it was written within the racy window."""
+    sig = _lsig(path)
+    return (sig, _read(path) if sig is not None and time.time_ns() - sig[2] < RACY_NS else None)
+
+
+def remote_fs(root: str, mountinfo: str | None = None) -> str | None:
+    """The file system type of ``root`` when native events may not see every change
+    there (a network or FUSE mount), else ``None`` (from ``/proc/self/mountinfo``)."""
+    if mountinfo is None:
+        try:
+            with open("/proc/self/mountinfo", encoding="utf-8", errors="surrogateescape") as f:
+                mountinfo = f.read()
+        except OSError:
+            return None
+    mounts = mountinfo.splitlines()
     best, kind = "", None
     for line in mounts:
         left, _, right = line.partition(" - ")
@@ -121,7 +137,7 @@ class LiveListing:
         self._dirs: dict[str, int] = {}  # watched folder ("" is the root) -> watch descriptor
         self._wd: dict[int, str] = {}
         self._looks: dict[str, tuple] = {}  # folder -> (signature, its names when the signature was racy)
-        self._rules: dict[str, tuple | None] = {}  # ignore-rule and config file -> signature (None: absent)
+        self._rules: dict[str, tuple] = {}  # ignore-rule and config file -> (signature or None, bytes if racy)
         self._checked = time.monotonic()
 
     # -- answers ------------------------------------------------------------------
@@ -216,10 +232,9 @@ class LiveListing:
         watch = TreeWatch(self._private)
         try:
             # the watches first: what changes while git lists comes as events
-            ignored = self._ignored_dirs([])
             dirs: dict[str, int] = {}
             gitignores: set[str] = set()
-            self._watch_tree(watch, "", ignored, dirs, gitignores)
+            self._watch_tree(watch, [""], dirs, gitignores)
             rules = self._rule_sigs(gitignores)
             looks = {d: self._look(d) for d in dirs}
             index_sig = _lsig(self._index)
@@ -270,11 +285,6 @@ class LiveListing:
             raise RepoError("git ls-files --others failed")
         return names
 
-    def _ignored_dirs(self, specs: list[str]) -> set[str]:
-        """The folders git's rules ignore (git does not walk them: no watch there)."""
-        out = self._git(["ls-files", "-z", "--others", "--ignored", "--exclude-standard", "--directory", *(["--", *specs] if specs else [])])
-        return {p[:-1] for p in out if p.endswith("/")}
-
     def _set_tracked(self, tracked: list[str]) -> None:
         self._tracked = tracked
         self._tracked_set = frozenset(tracked)
@@ -298,39 +308,48 @@ class LiveListing:
                 names = frozenset()
         return sig, names
 
-    def _watch_tree(self, watch, top: str, ignored: set[str], dirs: dict[str, int], gitignores: set[str]) -> None:
-        """A watch on ``top`` and every folder below it that git walks (not ``.git``, not an
-        ignored folder, not inside a nested repository or submodule)."""
-        stack = [top]
+    def _watch_tree(self, watch, tops: list[str], dirs: dict[str, int], gitignores: set[str]) -> None:
+        """A watch on each of ``tops`` (when git walks it) and on every folder below that git walks:
+        not ``.git``, not a folder an ignore rule matches (git never looks inside one: asked
+        of ``git check-ignore``, a level at a time), not inside a nested repository or
+        submodule (git lists it as one entry)."""
+        skip = self._ignored([t for t in tops if t])
+        level = [t for t in tops if t not in skip]
         taken = set(self._wd)
-        while stack:
-            rel = stack.pop()
-            absdir = self._abs(rel)
-            try:
-                st = os.lstat(absdir)
-                if not stat.S_ISDIR(st.st_mode):
+        while level:
+            below: list[str] = []
+            for rel in level:
+                absdir = self._abs(rel)
+                try:
+                    if not stat.S_ISDIR(os.lstat(absdir).st_mode):
+                        continue
+                    wd = watch.add(absdir, rel or ".")
+                except (FileNotFoundError, NotADirectoryError):
+                    continue  # gone meanwhile: its parent's event says so
+                if wd in taken:
+                    raise RepoError(f"the folder {rel or '.'!r} is reachable under two names (a bind mount?)")
+                taken.add(wd)
+                dirs[rel] = wd
+                try:
+                    with os.scandir(absdir) as it:
+                        entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
+                except (FileNotFoundError, NotADirectoryError):
                     continue
-                wd = watch.add(absdir, rel or ".")
-            except (FileNotFoundError, NotADirectoryError):
-                continue  # gone meanwhile: its parent's event says so
-            if wd in taken:
-                raise RepoError(f"the folder {rel or '.'!r} is reachable under two names (a bind mount?)")
-            taken.add(wd)
-            dirs[rel] = wd
-            try:
-                with os.scandir(absdir) as it:
-                    entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
-            except (FileNotFoundError, NotADirectoryError):
-                continue
-            if any(n == ".gitignore" for n, _ in entries):
-                gitignores.add(os.path.join(absdir, ".gitignore"))
-            if rel and any(n == ".git" for n, _ in entries):
-                continue  # a nested repository or submodule: git lists it as one entry
-            for name, is_dir in entries:
-                if is_dir and name != ".git":
-                    sub = f"{rel}/{name}" if rel else name
-                    if sub not in ignored:
-                        stack.append(sub)
+                if any(n == ".gitignore" for n, _ in entries):
+                    gitignores.add(os.path.join(absdir, ".gitignore"))
+                if rel and any(n == ".git" for n, _ in entries):
+                    continue
+                below += [f"{rel}/{name}" if rel else name for name, is_dir in entries if is_dir and name != ".git"]
+            skip = self._ignored(below)
+            level = [d for d in below if d not in skip]
+
+    def _ignored(self, folders: list[str]) -> set[str]:
+        """Which of ``folders`` an ignore rule matches (``check-ignore --no-index``, the
+        rules alone: a tracked file below needs no watch, the index lists it)."""
+        if not folders:
+            return set()
+        said = gitcmd.check_ignore(self._root, [f + "/" for f in folders], no_index=True)
+        return {p.rstrip("/") for p in said}
 
     def _unwatch(self, tops: set[str]) -> None:
         """Drop the watches of ``tops`` and every folder below them."""
@@ -344,8 +363,8 @@ class LiveListing:
                 except OSError:
                     pass
 
-    def _rule_sigs(self, gitignores: set[str]) -> dict[str, tuple | None]:
-        """Signatures of every file whose change can change what git ignores."""
+    def _rule_sigs(self, gitignores: set[str]) -> dict[str, tuple]:
+        """How every file whose change can change what git ignores looks now."""
         home = os.path.expanduser("~")
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
         files = {
@@ -361,15 +380,19 @@ class LiveListing:
         if self._excludes:
             files.add(self._excludes)
         files |= gitignores
-        return {f: _lsig(f) for f in files}
+        return {f: _rule_look(f) for f in files}
 
     def _rules_changed(self) -> bool:
-        now = time.time_ns()
-        for f, sig in self._rules.items():
+        """Whether a rule file changed since it was looked at: its signature, or (written in
+        the tick it was looked at, when a same-size rewrite keeps the signature) its bytes."""
+        for f, (sig, data) in self._rules.items():
             if _lsig(f) != sig:
                 return True
-            if sig is not None and now - sig[2] < RACY_NS:
-                return True  # written in the tick it was looked at: a same-size rewrite would not show
+            if data is not None:
+                if _read(f) != data:
+                    return True
+                if time.time_ns() - sig[2] > RACY_NS:
+                    self._rules[f] = (sig, None)  # equal and out of the window: a later write shows in the signature
         return False
 
     # -- keeping current ------------------------------------------------------------
@@ -456,21 +479,18 @@ class LiveListing:
                 return False
         watch = self._watch
         if tops and watch is not None:
-            ignored = self._ignored_dirs(sorted(tops))
             self._unwatch(tops)
             gitignores: set[str] = set()
-            for t in sorted(tops):
-                if t in ignored or _within(t, ignored):
-                    continue
-                dirs: dict[str, int] = {}
-                self._watch_tree(watch, t, ignored, dirs, gitignores)
-                self._dirs.update(dirs)
-                self._wd.update({wd: d for d, wd in dirs.items()})
-                self._looks.update({d: self._look(d) for d in dirs})
+            dirs: dict[str, int] = {}
+            self._watch_tree(watch, sorted(tops), dirs, gitignores)
+            self._dirs.update(dirs)
+            self._wd.update({wd: d for d, wd in dirs.items()})
+            self._looks.update({d: self._look(d) for d in dirs})
             if gitignores - set(self._rules):
                 self._give_up("a folder with a .gitignore of its own came")
                 return False
         listed = self._ls_untracked(sorted(tops) + sorted(files))
+        self._sorted_untracked = None
         if tops:
             self._untracked = {p for p in self._untracked if not _within(p, tops)}
         self._untracked.difference_update(files)

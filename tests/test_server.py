@@ -328,3 +328,37 @@ def _processes() -> list[str]:
             except OSError:
                 pass
     return out
+
+
+def test_issue_21_files_made_and_removed_between_calls_are_never_missed(make_repo):
+    """Through the server's kept listing, against a fresh in-process answer each time
+    (the listing itself is checked 1,000 times over in tests/test_livelist.py)."""
+    import random
+
+    repo = make_repo("basic")
+    root = repo.root
+    jitctx("glob", "*.md", cwd=root, server=True)
+    deadline = time.monotonic() + 30
+    while "listing: ready" not in jitctx("serve", "--status", cwd=root, server=False)[1].decode() and time.monotonic() < deadline:
+        time.sleep(0.05)
+    rng = random.Random(2121)
+    made: list[Path] = []
+    for i in range(100):
+        op = rng.random()
+        if op < 0.5 or not made:
+            p = root / rng.choice(["", "src/", "new/", "new/deeper/"]) / f"f{i}.{rng.choice(['py', 'txt', 'log'])}"
+            p.parent.mkdir(parents=True, exist_ok=True)
+            p.write_text("x\n")
+            made.append(p)
+        elif op < 0.8:
+            made.pop(rng.randrange(len(made))).unlink()
+        else:
+            src = made.pop(rng.randrange(len(made)))
+            dest = src.with_name(f"renamed{i}{src.suffix}")
+            src.rename(dest)
+            made.append(dest)
+        argv = ("glob", "**", "--sort", "path", "--limit", "1000")
+        there, here = jitctx(*argv, cwd=root, server=True), jitctx(*argv, cwd=root, server=False)
+        if there != here:
+            a, b = set(there[1].decode().splitlines()), set(here[1].decode().splitlines())
+            raise AssertionError(f"step {i}: only through the server {sorted(a - b)}, only in process {sorted(b - a)}")
