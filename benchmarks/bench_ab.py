@@ -78,7 +78,7 @@ def main() -> None:
     print(f"tree: {tree}  runs: {args.runs}  load: {os.getloadavg()[0]:.2f}\n  new: {PROJECT}\n  old: {Path(args.old).resolve()}")
     print(f"{'command':44} {'old':>9} {'new':>9} {'new/old':>8}")
     for name, argv in cmds.items():
-        old, new = [*console(old_py), *argv], [*console(new_py), *argv]
+        old, new = [*console(old_py, Path(args.old)), *argv], [*console(new_py), *argv]
         _time(old, tree, env)
         _time(new, tree, env)
         t_old, t_new, ratios = [], [], []

@@ -131,20 +131,25 @@ def cases(tree: Path, cache: str, fresh_cache: str) -> dict[str, tuple[list[str]
     return out
 
 
-def run(tree: Path, reps: int, only: list[str]) -> list[tuple[str, float, float, float]]:
+def run(tree: Path, reps: int, only: list[str], *, server: bool = False) -> list[tuple[str, float, float, float]]:
+    """Medians per case; ``server``: jitctx through its warm server (``bench_server``), else in process."""
     env = env_with_project()
+    jenv_base = {**env, "JITCTX_SERVER": "1"} if server else env
     cache = tempfile.mkdtemp(prefix="jitctx-bench-cache-")
     fresh = tempfile.mkdtemp(prefix="jitctx-bench-fresh-")
     table = cases(tree, cache, fresh)
     if only:
         table = {k: v for k, v in table.items() if any(o in k for o in only)}
     times: dict[str, tuple[list[float], list[float], list[float]]] = {k: ([], [], []) for k in table}
-    for jit, ref, extra in table.values():  # warm the page cache, and the count cache of "counted before"
+    for jit, ref, extra in table.values():  # warm the page cache, the count cache of "counted before", the servers
         _time(ref, tree, env)
-        _time(jit, tree, {**env, **(extra or {})})
+        _time(jit, tree, {**jenv_base, **(extra or {}), **({"JITCTX_SERVER": "wait"} if server else {})})
+        _time(jit, tree, {**jenv_base, **(extra or {})})
+    if server:
+        time.sleep(5)  # the servers' listings are built
     for i in range(reps):
         for name, (jit, ref, extra) in table.items():
-            jenv = {**env, **(extra or {})}
+            jenv = {**jenv_base, **(extra or {})}
             if "first read" in name:
                 shutil.rmtree(fresh, ignore_errors=True)
             if i % 2:

@@ -23,9 +23,10 @@ def compile_project() -> None:
 
 
 def env_with_project() -> dict:
-    """The environment for child processes: this checkout first on the path (compiled)."""
+    """The environment for child processes: this checkout first on the path (compiled),
+    calls in process (``JITCTX_SERVER=0``) unless a script asks for the server."""
     compile_project()
-    return {**os.environ, "PYTHONPATH": str(PROJECT) + os.pathsep + os.environ.get("PYTHONPATH", "")}
+    return {**os.environ, "PYTHONPATH": str(PROJECT) + os.pathsep + os.environ.get("PYTHONPATH", ""), "JITCTX_SERVER": "0"}
 
 
 def installed_python(checkout: Path = PROJECT, *, name: str = "venv-installed") -> Path:
@@ -61,8 +62,11 @@ def installed_python(checkout: Path = PROJECT, *, name: str = "venv-installed") 
     return py
 
 
-def console(py: Path) -> list[str]:
-    """What the console script ``jitctx`` does, run by ``py`` (its argv follows)."""
+def console(py: Path, checkout: Path = PROJECT) -> list[str]:
+    """What the console script ``jitctx`` does, run by ``py`` (its argv follows): the thin
+    client (``jitctx.client``) where ``checkout`` has one, else the CLI's entry."""
+    if (Path(checkout) / "jitctx" / "client.py").exists():
+        return [str(py), "-c", "import sys; sys.argv[0] = 'jitctx'; from jitctx.client import main; main()"]
     return [str(py), "-c", "import sys; sys.argv[0] = 'jitctx'; from jitctx.adapters.cli import entry; entry()"]
 
 

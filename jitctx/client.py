@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import os
 import sys
+import time
 
 __all__ = ["main", "SERVED"]
 
@@ -85,7 +86,8 @@ def _through_server(argv: list[str]) -> int | None:
     request = endpoint.encode_request(
         [endpoint.PROTOCOL, endpoint.digest(fp), root, cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv]
     )
-    for _ in range(2):  # once more when the server names another root's server
+    wait = bool(env.get("JITCTX_SESSION")) or env.get("JITCTX_SERVER") == "wait"
+    for _ in range(3):  # again when the server names another root's, or went away as we called
         path = endpoint.socket_name(folder, root, fp)
         if path is None:
             _debug(f"socket path too long under {folder}")
@@ -93,22 +95,27 @@ def _through_server(argv: list[str]) -> int | None:
         sock = _connect(path)
         if sock is None:
             _spawn(root, endpoint.digest(fp))
-            if not env.get("JITCTX_SESSION") and env.get("JITCTX_SERVER") != "wait":
+            if not wait:
                 return None  # answered here while the server starts
             sock = _wait_for(path)
             if sock is None:
                 _debug("the server did not start in time")
                 return None
         answer = _call(sock, request)
-        if isinstance(answer, int) or answer is None:
+        if isinstance(answer, int):
             return answer
-        kind, _, rest = answer.partition(" ")
-        if kind == "replaced":
-            _spawn(root, endpoint.digest(fp))
-        if kind != "elsewhere" or not rest:
-            _debug(f"the server said {answer!r}")
-            return None
-        root = rest
+        kind, _, rest = (answer or "gone").partition(" ")
+        if kind == "elsewhere" and rest:
+            root = rest
+            continue
+        _debug(f"the server said {kind!r}")
+        if kind in ("gone", "replaced"):  # it stopped before taking the call: its successor will
+            if not wait:
+                _spawn(root, endpoint.digest(fp))
+                return None
+            time.sleep(0.05)
+            continue
+        return None
     return None
 
 
@@ -181,8 +188,6 @@ def _connect(path: str):
 
 
 def _wait_for(path: str):
-    import time
-
     deadline = time.monotonic() + SPAWN_WAIT
     while time.monotonic() < deadline:
         time.sleep(0.01)
@@ -194,8 +199,9 @@ def _wait_for(path: str):
 
 def _call(sock, request: bytes) -> int | str | None:
     """Send the request with this process's stdout and stderr; the exit code, a refusal
-    (``"busy"``, ``"elsewhere ROOT"``, ...: run it here) or, when the server ran it but
-    stopped before answering, an error exit of our own."""
+    (``"busy"``, ``"elsewhere ROOT"``, ...: run it here), ``None`` when the server went
+    away before taking the call, or, when it ran the call but stopped before answering,
+    an error exit of our own."""
     import _socket
 
     started = False

@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import errno
 import io
+import logging
 import os
 import select
 import socket
@@ -35,6 +36,8 @@ if TYPE_CHECKING:
     from .livelist import LiveListing
 
 __all__ = ["IDLE", "MAX_SESSIONS", "Server", "control", "main", "serve"]
+
+log = logging.getLogger("jitctx.server")
 
 IDLE = 600.0  # seconds without a call before the server exits
 MAX_SESSIONS = 32  # sessions kept (least recently used dropped first)
@@ -212,6 +215,7 @@ class Server:
                 time.sleep(0.05)  # a replaced server is on its way out
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
+        self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
         listener = self._listen()
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
@@ -237,6 +241,30 @@ class Server:
                 ws.close()  # type: ignore[attr-defined]
             os.close(lock)  # the lock goes last: a new server may start now
         return 0
+
+    def _log_to(self, path: str, *, foreground: bool) -> None:
+        """The server's log: ``<socket>.log`` beside its socket (a started server has no
+        terminal), and stderr too in the foreground. Level from ``JITCTX_LOG`` (warning)."""
+        import logging
+
+        level = getattr(logging, os.environ.get("JITCTX_LOG", "WARNING").upper(), logging.WARNING)
+        root = logging.getLogger("jitctx")
+        root.setLevel(level)
+        fmt = logging.Formatter("%(asctime)s jitctx server %(process)d: %(levelname)s: %(message)s")
+        try:
+            if os.path.exists(path) and os.path.getsize(path) > 1 << 20:
+                os.unlink(path)  # bounded: a new server starts a new log past 1 MiB
+            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
+            os.chmod(path, 0o600)
+        except OSError:
+            handler = logging.NullHandler()
+        handler.setFormatter(fmt)
+        root.addHandler(handler)
+        if foreground and sys.__stderr__ is not None:
+            tty = logging.StreamHandler(sys.__stderr__)
+            tty.setFormatter(fmt)
+            root.addHandler(tty)
+        log.info("serving %s on %s", self.root, self.path)
 
     def _keep_listing(self) -> None:
         """Start the listing kept in memory (a git work tree on Linux; else calls list afresh)."""
@@ -313,7 +341,8 @@ class Server:
             conn.settimeout(2.0)
             fields, fds = _receive(conn)
             conn.settimeout(None)
-        except (OSError, ValueError):
+        except (OSError, ValueError) as exc:
+            log.info("a request could not be read: %s", exc)
             conn.close()
             return
         self._last = time.monotonic()
@@ -325,11 +354,13 @@ class Server:
             return
         call = _Call(conn, fields, fds)
         if call.digest != self.digest:
+            log.info("refused a call: another fingerprint")
             self.refused += 1
             call.reply("fingerprint")
             call.close()
             return
         if _source_signature() != self._source:
+            log.info("jitctx's source changed since this server started: stepping aside")
             call.reply("replaced")  # this server's code is not the caller's any more
             call.close()
             self._stop.set()
@@ -391,7 +422,7 @@ class Server:
         try:
             self._warm()
         except Exception as exc:  # noqa: BLE001 - calls load what they need themselves
-            sys.__stderr__.write(f"jitctx: server: warming up failed: {exc}\n") if sys.__stderr__ else None
+            log.warning("warming up failed: %s: %s", type(exc).__name__, exc)
         while True:
             with self._cv:
                 while not self._queue and not self._stop.is_set():
@@ -427,6 +458,7 @@ class Server:
         except cli.Elsewhere as exc:  # nothing was written: the caller asks that root's server
             code = f"elsewhere {exc.root}"
         except BaseException as exc:  # noqa: BLE001 - the server outlives any one call
+            log.exception("call %s failed", call.argv[:1])
             code = 2
             try:
                 err.write(f"jitctx: error: internal error: {type(exc).__name__}: {exc}\n  hint: set JITCTX_DEBUG=1 for a traceback and report it\n")

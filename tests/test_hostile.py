@@ -1265,8 +1265,8 @@ def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
 
 # == case 13: MCP cancellation and disconnect ======================================================
 
-SLOW_FILES = 250  # each holds a line that costs the regex module ~30 ms: a grep of several seconds
-SLOW_LINE = "a" * 22 + "!\n"
+SLOW_FILES = 250  # each holds a line that costs the regex module ~25-50 ms: a grep of several seconds
+SLOW_LINE = "a" * 23 + "!\n"
 
 
 def _slow_repo(tmp_path: Path) -> Path:
