@@ -87,10 +87,9 @@ def first_calls(tree: Path, reps: int, env: dict) -> list[tuple[str, float, floa
 
 def stop_all(runtime: str) -> None:
     """End every server this run started (their pids are in the lock files), then the folder."""
+    import fcntl
     import shutil
     import signal
-
-    import fcntl
 
     folder = Path(runtime) / "jitctx"
     for lock in folder.glob("*.lock") if folder.is_dir() else []:
