@@ -5,8 +5,6 @@ and ``--help`` stay near bare interpreter start-up, and heavy dependencies
 (tiktoken, tree-sitter, mcp) load only when a call needs them.
 """
 
-from importlib import import_module
-
 __version__ = "0.1.0"
 
 _WHERE = {
@@ -41,6 +39,8 @@ def __getattr__(name: str) -> object:
     module = _WHERE.get(name)
     if module is None:
         raise AttributeError(f"module 'jitctx' has no attribute {name!r}")
+    from importlib import import_module  # here, not at start-up: importlib pulls in warnings (~0.4 ms)
+
     value = getattr(import_module(f".{module}", __name__), name)
     globals()[name] = value
     return value

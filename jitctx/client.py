@@ -13,8 +13,6 @@ socket module only: ``socket``'s own import (enum, selectors) would cost
 more than the whole call through a warm server.
 """
 
-from __future__ import annotations
-
 import os
 import sys
 import time

@@ -55,6 +55,10 @@ def _lsig(path: str) -> tuple[int, int, int, int] | None:
         return None
 
 
+_IN_CREATE, _IN_DELETE, _IN_MOVED_FROM, _IN_MOVED_TO = 0x100, 0x200, 0x40, 0x80  # inotify(7)
+_ENTRY = _IN_CREATE | _IN_DELETE | _IN_MOVED_FROM | _IN_MOVED_TO
+
+
 def _within(path: str, tops: set[str]) -> bool:
     """Whether ``path`` is one of ``tops`` or lies below one of them."""
     if path in tops:
@@ -233,9 +237,8 @@ class LiveListing:
         try:
             # the watches first: what changes while git lists comes as events
             dirs: dict[str, int] = {}
-            gitignores: set[str] = set()
-            self._watch_tree(watch, [""], dirs, gitignores)
-            rules = self._rule_sigs(gitignores)
+            self._watch_tree(watch, [""], dirs)
+            rules = self._rule_sigs()
             looks = {d: self._look(d) for d in dirs}
             index_sig = _lsig(self._index)
             tracked = self._ls_tracked()
@@ -308,7 +311,7 @@ class LiveListing:
                 names = frozenset()
         return sig, names
 
-    def _watch_tree(self, watch, tops: list[str], dirs: dict[str, int], gitignores: set[str]) -> None:
+    def _watch_tree(self, watch, tops: list[str], dirs: dict[str, int]) -> None:
         """A watch on each of ``tops`` (when git walks it) and on every folder below that git walks:
         not ``.git``, not a folder an ignore rule matches (git never looks inside one: asked
         of ``git check-ignore``, a level at a time), not inside a nested repository or
@@ -335,8 +338,6 @@ class LiveListing:
                         entries = [(e.name, e.is_dir(follow_symlinks=False)) for e in it]
                 except (FileNotFoundError, NotADirectoryError):
                     continue
-                if any(n == ".gitignore" for n, _ in entries):
-                    gitignores.add(os.path.join(absdir, ".gitignore"))
                 if rel and any(n == ".git" for n, _ in entries):
                     continue
                 below += [f"{rel}/{name}" if rel else name for name, is_dir in entries if is_dir and name != ".git"]
@@ -363,8 +364,9 @@ class LiveListing:
                 except OSError:
                     pass
 
-    def _rule_sigs(self, gitignores: set[str]) -> dict[str, tuple]:
-        """How every file whose change can change what git ignores looks now."""
+    def _rule_sigs(self) -> dict[str, tuple]:
+        """How every file outside the tree whose change can change what git ignores looks
+        now (a ``.gitignore`` in the tree tells by its own events)."""
         home = os.path.expanduser("~")
         xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.join(home, ".config")
         files = {
@@ -379,7 +381,6 @@ class LiveListing:
             files.add(os.environ["GIT_CONFIG_GLOBAL"])
         if self._excludes:
             files.add(self._excludes)
-        files |= gitignores
         return {f: _rule_look(f) for f in files}
 
     def _rules_changed(self) -> bool:
@@ -441,10 +442,12 @@ class LiveListing:
                 continue
             name = os.fsdecode(raw)
             rel = f"{d}/{name}" if d else name
-            changed.add(d)
             if name == ".gitignore":
-                self._give_up(f"{rel} came or went")
+                self._give_up(f"{rel} changed, came or went")
                 return False
+            if not mask & _ENTRY:
+                continue  # a write to a file: the listing is the same
+            changed.add(d)
             if name == ".git":
                 if not d:
                     self._give_up(".git came or went at the root")
@@ -480,15 +483,11 @@ class LiveListing:
         watch = self._watch
         if tops and watch is not None:
             self._unwatch(tops)
-            gitignores: set[str] = set()
             dirs: dict[str, int] = {}
-            self._watch_tree(watch, sorted(tops), dirs, gitignores)
+            self._watch_tree(watch, sorted(tops), dirs)
             self._dirs.update(dirs)
             self._wd.update({wd: d for d, wd in dirs.items()})
-            self._looks.update({d: self._look(d) for d in dirs})
-            if gitignores - set(self._rules):
-                self._give_up("a folder with a .gitignore of its own came")
-                return False
+            self._looks.update({d: self._look(d) for d in dirs})  # a new .gitignore below is git's: it listed them so
         listed = self._ls_untracked(sorted(tops) + sorted(files))
         self._sorted_untracked = None
         if tops:

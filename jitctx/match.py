@@ -322,6 +322,7 @@ class DenyRules:
         return any(self._deny.match(name) is not None and self._allow.match(name) is None for name in path.split("/"))
 
 
+@lru_cache(maxsize=64)  # a server makes a policy per call: translate once
 def _names_regex(globs: tuple[str, ...]) -> re.Pattern[str]:
     from fnmatch import translate
 

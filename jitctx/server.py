@@ -34,6 +34,7 @@ from .adapters import cli
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .livelist import LiveListing
+    from .tokens import ContentCounts
 
 __all__ = ["IDLE", "MAX_SESSIONS", "Server", "control", "main", "serve"]
 
@@ -165,6 +166,7 @@ class Server:
         self._last = time.monotonic()
         self._inflight: dict[socket.socket, _Call] = {}
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
+        self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
 
     # -- the call's collaborators -------------------------------------------------
 
@@ -175,11 +177,15 @@ class Server:
         from .workspace import Workspace
 
         repo = Repo(Path(self.root), live=self.live)
+        if self._counts is None:
+            from .tokens import DEFAULT_ENCODING, ContentCounts, get_tokenizer
+
+            self._counts = ContentCounts(DEFAULT_ENCODING, lambda: get_tokenizer(DEFAULT_ENCODING), root=self.root)
         if not session:
-            return Workspace(repo=repo, record=record)
+            return Workspace(repo=repo, record=record, content_counts=self._counts)
         ws = self._sessions.get(session)
         if ws is None:
-            ws = Workspace(repo=repo, record=True)
+            ws = Workspace(repo=repo, record=True, content_counts=self._counts)
             self._sessions[session] = ws
             while len(self._sessions) > MAX_SESSIONS:
                 _, old = self._sessions.popitem(last=False)
@@ -418,11 +424,23 @@ class Server:
             watcher.warm()
         self._keep_listing()
 
-    def _work(self) -> None:
+    def _warm_quietly(self) -> None:
+        """``_warm`` at the lowest priority (this thread, its listing thread and their git
+        processes): the call that started the server is being answered in its own process
+        meanwhile, and must not wait for the CPU this takes (~2 s on a 100k-file tree)."""
+        try:
+            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
+        except (AttributeError, OSError):
+            pass
         try:
             self._warm()
         except Exception as exc:  # noqa: BLE001 - calls load what they need themselves
             log.warning("warming up failed: %s: %s", type(exc).__name__, exc)
+
+    def _work(self) -> None:
+        warm = threading.Thread(target=self._warm_quietly, name="jitctx-warm", daemon=True)
+        warm.start()
+        warm.join()  # one thread imports at a time: calls wait for it
         while True:
             with self._cv:
                 while not self._queue and not self._stop.is_set():

@@ -443,7 +443,7 @@ class TreeWatch:
     callbacks only collect; :meth:`drain` makes a barrier event in a private
     folder and waits until the reader got to it, so it returns every event queued
     before the call (a file created by the caller just before it asked is never
-    missed). Only entries, no content: a write to a file makes no event here.
+    missed).
     ``overflowed`` turns true when the kernel dropped events. Raises ``OSError``
     where inotify cannot be used (``add`` raises ``ENOSPC`` past the user's watch limit).
     """
@@ -453,7 +453,9 @@ class TreeWatch:
         from watchdog.observers.inotify_c import InotifyFD
 
         self._C = C
-        self.mask = C.IN_CREATE | C.IN_DELETE | C.IN_MOVED_FROM | C.IN_MOVED_TO | C.IN_DELETE_SELF | C.IN_MOVE_SELF | C.IN_ONLYDIR | C.IN_DONT_FOLLOW | C.IN_EXCL_UNLINK
+        entries = C.IN_CREATE | C.IN_DELETE | C.IN_MOVED_FROM | C.IN_MOVED_TO | C.IN_DELETE_SELF | C.IN_MOVE_SELF
+        # writes too (modify, close after writing): the listing must hear of a changed .gitignore
+        self.mask = entries | C.IN_MODIFY | C.IN_CLOSE_WRITE | C.IN_ONLYDIR | C.IN_DONT_FOLLOW | C.IN_EXCL_UNLINK
         self.overflowed = False
         self._events: list[tuple[int, int, bytes]] = []
         self._cv = threading.Condition()

@@ -40,7 +40,9 @@ class Workspace:
     ``count``/``truncate`` (tests pass fakes); default tiktoken ``encoding``.
     ``record=False``: a one-call Workspace (the CLI's): what it delivers is not
     recorded, since no later call of its session could be told it went stale
-    (the ledger, and the file hashes it takes, are skipped).
+    (the ledger, and the file hashes it takes, are skipped). ``content_counts``:
+    a :class:`jitctx.tokens.ContentCounts` to share (the server's, one for all
+    its calls: the count store opened once).
     """
 
     def __init__(
@@ -55,6 +57,7 @@ class Workspace:
         encoding: str = DEFAULT_ENCODING,
         tokenizer: Tokenizer | None = None,
         record: bool = True,
+        content_counts: ContentCounts | None = None,
     ) -> None:
         self.repo = repo if repo is not None else Repo(find_root(root, cwd=cwd))
         self.root = self.repo.root
@@ -63,7 +66,9 @@ class Workspace:
         self.encoding = encoding
         self._tokenizer = tokenizer
         # an excerpt's count: remembered on disk by content, so a head of content counted before loads no tokenizer
-        self.content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
+        if content_counts is None:
+            content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
+        self.content_counts = content_counts
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery
         self._record = record

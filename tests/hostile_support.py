@@ -205,8 +205,15 @@ def assert_sane(*runs: Run) -> None:
 
 
 def cli(*argv: str, cwd: Path | None = None) -> tuple[int, str]:
-    """``jitctx.adapters.cli.main(argv)`` with stdout and stderr captured: (exit code, stdout + stderr)."""
+    """``jitctx.adapters.cli.main(argv)`` with stdout and stderr captured: (exit code, stdout + stderr).
+
+    With ``JITCTX_TEST_SERVER=1`` (CI's second run) the same call goes through the root's
+    warm server instead: a ``python -m jitctx`` process whose client waits for it."""
     from jitctx.adapters import cli as cli_mod
+
+    if os.environ.get("JITCTX_TEST_SERVER") == "1":
+        proc = subprocess.run(jitctx_argv(*argv), cwd=cwd or os.getcwd(), env=subprocess_env(), capture_output=True, timeout=LIMIT * 4, stdin=subprocess.DEVNULL)
+        return proc.returncode, (proc.stdout + proc.stderr).decode("utf-8", "surrogateescape")
 
     out, err = io.StringIO(), io.StringIO()
     old = os.getcwd()

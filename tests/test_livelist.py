@@ -78,6 +78,9 @@ def test_issue_21_kept_listing_equals_git_after_each_kind_of_change(live):
         lambda: (root / "docs").rename(root / "docs2"),
         lambda: repo.write(".gitignore", "*.log\nbuild/\n*.txt\n"),  # a rule changed: rebuilt, then exact
         lambda: repo.write("more.txt", "now ignored"),
+        lambda: repo.write("src/.gitignore", "*.tmp\n"),  # a folder's own rules, made
+        lambda: repo.write("src/a.tmp", "ignored there"),
+        lambda: repo.write("src/.gitignore", "*.tmq\n"),  # and rewritten in place, same size, same tick
         lambda: repo.write("nested/.git/HEAD", "ref: refs/heads/main\n"),  # a repository inside: one entry
     ]
     for i, step in enumerate(steps):
