@@ -233,13 +233,15 @@ def _call(sock, request: bytes) -> int | str | None:
 
 
 def _spawn(root: str, digest: str) -> None:
-    """Start the root's server in the background, detached, quiet; it exits at once if
-    another one won the race."""
+    """Start the root's server in the background, quiet, in a process group of its own (a
+    Ctrl-C at the terminal is not for it); it exits at once if another one won the race.
+    Not a session of its own: the kernel shares CPU between sessions (autogroups) before
+    it looks at priorities, and the server's warm-up must yield to the call it serves."""
     parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
     code = f"import sys; sys.path.insert(0, {parent!r}); from jitctx.server import main; sys.exit(main(sys.argv[1:]))"
     null = os.devnull
     actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
-        os.posix_spawn(sys.executable, [sys.executable, "-c", code, "serve", "--root", root, "--spawned", digest], dict(os.environ), file_actions=actions, setsid=True)
+        os.posix_spawn(sys.executable, [sys.executable, "-c", code, "serve", "--root", root, "--spawned", digest], dict(os.environ), file_actions=actions, setpgroup=0)
     except OSError as exc:
         _debug(f"cannot start the server: {exc}")

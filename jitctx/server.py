@@ -219,6 +219,10 @@ class Server:
                     os.close(lock)
                     return _say(spawned, f"a server already runs for {self.root}", 1)
                 time.sleep(0.05)  # a replaced server is on its way out
+        if spawned is not None:
+            import signal
+
+            signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal of the call that started it may go
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
         self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
