@@ -73,7 +73,7 @@ def main() -> None:
     new_py = installed_python(PROJECT)
     old_py = installed_python(Path(args.old), name="venv-installed-old")
     cache = tempfile.mkdtemp(prefix="jitctx-ab-cache-")
-    env = {**os.environ, "JITCTX_CACHE_DIR": cache}
+    env = {**os.environ, "JITCTX_CACHE_DIR": cache, "JITCTX_SERVER": "0"}  # the in-process path (bench_server measures the server)
     cmds = commands(tree, synthetic)
     print(f"tree: {tree}  runs: {args.runs}  load: {os.getloadavg()[0]:.2f}\n  new: {PROJECT}\n  old: {Path(args.old).resolve()}")
     print(f"{'command':44} {'old':>9} {'new':>9} {'new/old':>8}")
