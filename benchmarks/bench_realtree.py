@@ -170,12 +170,14 @@ def run(tree: Path, reps: int, only: list[str], *, server: bool = False) -> list
     return rows
 
 
-def report(rows, table_cmds) -> None:
+def report(rows, table_cmds, targets: dict | None = None) -> None:
     print(f"{'call':40} {'jitctx':>9} {'reference':>9} {'ratio':>6}  target")
     for name, jit, ref, ratio in rows:
-        target = TARGETS.get(name)
+        target = (TARGETS if targets is None else targets).get(name)
         verdict = "" if target is None else f"<= {target:g}x {'met' if ratio <= target else 'NOT met'}"
         print(f"{name:40} {jit * 1000:7.1f}ms {ref * 1000:7.1f}ms {ratio:5.2f}x  {verdict}", flush=True)
+    if not table_cmds:
+        return
     print("\ncommands (cwd = the tree):")
     for name, (jit, ref, extra) in table_cmds.items():
         envs = " ".join(f"{k}=..." for k in (extra or {}))

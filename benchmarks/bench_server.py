@@ -86,24 +86,16 @@ def first_calls(tree: Path, reps: int, env: dict) -> list[tuple[str, float, floa
 
 
 def stop_all(runtime: str) -> None:
-    """End every server this run started (their pids are in the lock files), then the folder."""
-    import fcntl
+    """End every server this run started, then remove their folder."""
     import shutil
     import signal
 
-    folder = Path(runtime) / "jitctx"
-    for lock in folder.glob("*.lock") if folder.is_dir() else []:
-        fd = os.open(lock, os.O_RDWR)
+    from jitctx.server import running
+
+    for pid in running(os.path.join(runtime, "jitctx")):
         try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            continue  # not held: that server has ended
+            os.kill(pid, signal.SIGTERM)
         except OSError:
-            pass
-        finally:
-            os.close(fd)
-        try:
-            os.kill(int(lock.read_text().split()[0]), signal.SIGTERM)
-        except (OSError, ValueError, IndexError):
             pass
     shutil.rmtree(runtime, ignore_errors=True)
 
@@ -124,11 +116,7 @@ def main() -> None:
     try:
         rows = bench_realtree.run(tree, args.reps, only, server=True)
         print("\nwarm server:")
-        print(f"{'call':40} {'jitctx':>9} {'reference':>9} {'ratio':>6}  target")
-        for name, jit, ref, ratio in rows:
-            target = TARGETS.get(name)
-            verdict = "" if target is None else f"<= {target:g}x {'met' if ratio <= target else 'NOT met'}"
-            print(f"{name:40} {jit * 1000:7.1f}ms {ref * 1000:7.1f}ms {ratio:5.2f}x  {verdict}", flush=True)
+        bench_realtree.report(rows, {}, TARGETS)
         print("\nservers after the warm runs (one per environment: the counted-before cases use a cache of their own):")
         for line in status(tree, env).splitlines():
             print("  " + line)

@@ -92,9 +92,9 @@ def _through_server(argv: list[str]) -> int | None:
             return None
         sock = _connect(path)
         if sock is None:
-            _spawn(root, endpoint.digest(fp))
+            _spawn(root, endpoint.digest(fp), after_us=not wait)
             if not wait:
-                return None  # answered here while the server starts
+                return None  # answered here; the server starts once this process is done
             sock = _wait_for(path)
             if sock is None:
                 _debug("the server did not start in time")
@@ -109,7 +109,7 @@ def _through_server(argv: list[str]) -> int | None:
         _debug(f"the server said {kind!r}")
         if kind in ("gone", "replaced"):  # it stopped before taking the call: its successor will
             if not wait:
-                _spawn(root, endpoint.digest(fp))
+                _spawn(root, endpoint.digest(fp), after_us=True)
                 return None
             time.sleep(0.05)
             continue
@@ -232,16 +232,32 @@ def _call(sock, request: bytes) -> int | str | None:
     return 2
 
 
-def _spawn(root: str, digest: str) -> None:
+# the server's first lines: with --after, wait (up to 10 s) until the client that started it
+# has exited, so its start takes no CPU from the call that client answers itself
+_BOOT = """import os, sys, time
+if sys.argv[1] == "--after":
+    del sys.argv[1]
+    parent, end = os.getppid(), time.monotonic() + 10
+    while os.getppid() == parent and time.monotonic() < end:
+        time.sleep(0.01)
+sys.path.insert(0, %r)
+from jitctx.server import main
+sys.exit(main(sys.argv[1:]))
+"""
+
+
+def _spawn(root: str, digest: str, *, after_us: bool = False) -> None:
     """Start the root's server in the background, quiet, in a process group of its own (a
     Ctrl-C at the terminal is not for it); it exits at once if another one won the race.
+    ``after_us``: it starts once this process has ended (this call is answered here).
     Not a session of its own: the kernel shares CPU between sessions (autogroups) before
-    it looks at priorities, and the server's warm-up must yield to the call it serves."""
+    it looks at priorities, and the server's warm-up must yield to the calls it serves."""
     parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = f"import sys; sys.path.insert(0, {parent!r}); from jitctx.server import main; sys.exit(main(sys.argv[1:]))"
+    code = _BOOT % parent
     null = os.devnull
     actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
     try:
-        os.posix_spawn(sys.executable, [sys.executable, "-c", code, "serve", "--root", root, "--spawned", digest], dict(os.environ), file_actions=actions, setpgroup=0)
+        argv = [sys.executable, "-c", code, *(["--after"] if after_us else []), "serve", "--root", root, "--spawned", digest]
+        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setpgroup=0)
     except OSError as exc:
         _debug(f"cannot start the server: {exc}")

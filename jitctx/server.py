@@ -36,7 +36,7 @@ if TYPE_CHECKING:
     from .livelist import LiveListing
     from .tokens import ContentCounts
 
-__all__ = ["IDLE", "MAX_SESSIONS", "Server", "control", "main", "serve"]
+__all__ = ["IDLE", "MAX_SESSIONS", "Server", "control", "main", "running", "serve"]
 
 log = logging.getLogger("jitctx.server")
 
@@ -493,6 +493,31 @@ class Server:
             _close(err)
         self.calls += 1
         call.reply(f"ok {code}" if isinstance(code, int) else code)
+
+
+def running(folder: str) -> list[int]:
+    """The pids of the servers whose sockets are in ``folder`` (a run folder's ``jitctx/``)
+    and that run now: each holds its lock file's lock, which a new attempt cannot take."""
+    import fcntl
+
+    pids = []
+    for lock in sorted(Path(folder).glob("*.lock")) if os.path.isdir(folder) else []:
+        try:
+            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        except OSError:
+            continue
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            continue  # not held: that server has ended
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+        try:
+            pids.append(int(lock.read_text().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return pids
 
 
 def _refuse(conn: socket.socket, fds: list[int], why: str) -> None:

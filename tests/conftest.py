@@ -120,25 +120,13 @@ def _isolate(tmp_path_factory, monkeypatch):
 
 
 def stop_servers(runtime: str) -> None:
-    """Kill every server started under ``runtime`` (their lock files name their pids)."""
-    import fcntl
+    """Kill every server started under ``runtime``."""
+    from jitctx.server import running
 
-    folder = Path(runtime) / "jitctx"
-    for lock in folder.glob("*.lock") if folder.is_dir() else []:
+    for pid in running(os.path.join(runtime, "jitctx")):
         try:
-            fd = os.open(lock, os.O_RDWR)
+            os.kill(pid, signal.SIGKILL)
         except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            continue  # nobody holds it: that server has ended
-        except OSError:
-            pass  # held: its server runs
-        finally:
-            os.close(fd)
-        try:
-            os.kill(int(lock.read_text().split()[0]), signal.SIGKILL)
-        except (OSError, ValueError, IndexError):
             pass
 
 
