@@ -81,9 +81,7 @@ def _through_server(argv: list[str]) -> int | None:
         _debug("no private folder for sockets")
         return None
     fp = endpoint.fingerprint(env, endpoint.PACKAGE, __version__)
-    request = endpoint.encode_request(
-        [endpoint.PROTOCOL, endpoint.digest(fp), root, cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv]
-    )
+    request = endpoint.encode_request([endpoint.PROTOCOL, endpoint.digest(fp), cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv])
     wait = bool(env.get("JITCTX_SESSION")) or env.get("JITCTX_SERVER") == "wait"
     for _ in range(3):  # again when the server names another root's, or went away as we called
         path = endpoint.socket_name(folder, root, fp)

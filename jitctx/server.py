@@ -103,9 +103,9 @@ class _Call:
     def __init__(self, conn: socket.socket, fields: list[str], fds: list[int]) -> None:
         self.conn = conn
         self.fds = fds
-        self.digest, self.root, self.cwd, self.session, columns, self.out, self.err = fields[1:8]
+        self.digest, self.cwd, self.session, columns, self.out, self.err = fields[1:7]
         self.columns = int(columns) if columns.isdigit() else None
-        self.argv = fields[8:]
+        self.argv = fields[7:]
         self.token = threading.Event()  # set when the caller goes away
 
     def reply(self, line: str) -> None:
@@ -359,7 +359,7 @@ class Server:
         if fields and fields[0] == endpoint.CONTROL:
             self._control(conn, fields, fds)
             return
-        if len(fields) < 9 or fields[0] != endpoint.PROTOCOL or len(fds) != 2:
+        if len(fields) < 8 or fields[0] != endpoint.PROTOCOL or len(fds) != 2:
             _refuse(conn, fds, "protocol")
             return
         call = _Call(conn, fields, fds)

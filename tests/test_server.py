@@ -200,7 +200,7 @@ def test_issue_21_a_call_for_another_fingerprint_is_refused_and_answered_in_proc
     path = next((Path(os.environ["XDG_RUNTIME_DIR"]) / "jitctx").glob("*.sock"))
     from jitctx import endpoint
 
-    request = endpoint.encode_request([endpoint.PROTOCOL, "0" * 20, str(root), str(root), "", "80", "utf-8:strict:0:0", "utf-8:backslashreplace:1:0", "glob", "*.md"])
+    request = endpoint.encode_request([endpoint.PROTOCOL, "0" * 32, str(root), "", "80", "utf-8:strict:0:0", "utf-8:backslashreplace:1:0", "glob", "*.md"])
     r, w = os.pipe()
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
         s.connect(str(path))

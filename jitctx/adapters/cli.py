@@ -115,8 +115,8 @@ _ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
 
 
 class Elsewhere(Exception):
-    """Raised by a server's host when the call names another root: nothing was written,
-    and the caller asks that root's server (or runs the call itself)."""
+    """Raised by a server's :class:`Caller` when the call names another root: nothing was
+    written, and the client asks that root's server (or runs the call itself)."""
 
     def __init__(self, root: str) -> None:
         super().__init__(root)
@@ -124,7 +124,7 @@ class Elsewhere(Exception):
 
 
 class Caller:
-    """What a server knows of the process it answers for (``main(host=...)``):
+    """What a server knows of the process it answers for (``main(argv, caller=...)``):
     ``workspace(root, record)`` makes the call's Workspace (raising :class:`Elsewhere`
     for another root), ``columns`` is the caller's help width."""
 
@@ -651,7 +651,7 @@ def _main(argv: list[str] | None) -> int:
     from ..errors import JitctxError
 
     if args.command not in _COMMANDS:  # serve: the server runs the CLI, so the CLI does not start it
-        _error(f"jitctx {args.command} runs from the jitctx command itself", "run: jitctx serve ...")
+        _error(f"jitctx {args.command} is run by the jitctx command (jitctx.client), not by adapters.cli.main", "run it from a shell, or call jitctx.server.main(argv)")
         return EXIT_ERROR
     try:
         code = _COMMANDS[args.command](args)
