@@ -127,7 +127,7 @@ class LiveListing:
         self._excludes = excludes
         self._lock = threading.RLock()
         self._watch: TreeWatch | None = None
-        self.state = "not built"
+        self._state = "not built"
         self.missed = 0  # folder changes the signature check found without an event
         self._ready = False
         self._building = False
@@ -143,6 +143,17 @@ class LiveListing:
         self._looks: dict[str, tuple] = {}  # folder -> (signature, its names when the signature was racy)
         self._rules: dict[str, tuple] = {}  # ignore-rule and config file -> (signature or None, bytes if racy)
         self._checked = time.monotonic()
+
+    @property
+    def state(self) -> str:
+        """What the listing is now, in words (``jitctx serve --status``)."""
+        if self._ready:
+            return f"ready: {len(self._tracked):,} tracked, {len(self._untracked):,} untracked, {len(self._dirs):,} folders watched, {self.missed} changes found without an event"
+        return self._state
+
+    @state.setter
+    def state(self, value: str) -> None:
+        self._state = value
 
     # -- answers ------------------------------------------------------------------
 
@@ -261,7 +272,6 @@ class LiveListing:
             self._sorted_untracked = None
             self._ready = True
             self._checked = time.monotonic()
-            self.state = f"ready: {len(self._tracked):,} tracked, {len(self._untracked):,} untracked, {len(dirs):,} folders watched"
             self._building = False
             self._current()  # what changed while it was built
         log.info("listing of %s: %s", self._root, self.state)

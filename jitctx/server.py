@@ -227,10 +227,10 @@ class Server:
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
         self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
         listener = self._listen()
+        worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
             self._install_streams(spawned is not None)
-            worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
             worker.start()
             if spawned is None:
                 sys.__stderr__.write(f"jitctx: serving {self.root} on {self.path} (idle exit after {self.idle:g} s)\n")  # type: ignore[union-attr]
@@ -239,6 +239,8 @@ class Server:
             self._stop.set()
             with self._cv:
                 self._cv.notify_all()
+            if worker.is_alive():
+                worker.join(60.0)  # the call under way (and those of sessions queued) end first
             try:
                 if os.path.exists(self.path) and os.stat(self.path).st_ino == os.fstat(listener.fileno()).st_ino:
                     os.unlink(self.path)
@@ -314,12 +316,12 @@ class Server:
 
     def _accept(self, listener: socket.socket) -> None:
         while not self._stop.is_set():
-            watched = [listener, *self._inflight]
+            with self._cv:  # the worker drops the calls it ended
+                watched = [listener, *self._inflight]
             try:
                 readable, _, _ = select.select(watched, [], [], 1.0)
-            except (OSError, ValueError):
+            except (OSError, ValueError):  # a call's socket closed meanwhile
                 readable = []
-                self._inflight = {c: call for c, call in self._inflight.items() if c.fileno() >= 0}
             for r in readable:
                 if r is listener:
                     try:
@@ -328,16 +330,20 @@ class Server:
                         continue
                     self._take(conn)
                 else:
-                    call = self._inflight.get(r)
+                    with self._cv:
+                        call = self._inflight.get(r)
+                    if call is None:
+                        continue
                     try:
                         gone = not r.recv(1, socket.MSG_DONTWAIT)
                     except BlockingIOError:
                         gone = False
                     except OSError:
                         gone = True
-                    if gone and call is not None:
+                    if gone:
                         call.token.set()  # the caller went away (Ctrl-C): stop its work
-                        self._inflight.pop(r, None)
+                        with self._cv:
+                            self._inflight.pop(r, None)
             if not self._busy.locked() and not self._queue and time.monotonic() - self._last > self.idle:
                 return
 
@@ -456,10 +462,11 @@ class Server:
             try:
                 self._answer(call)
             finally:
+                with self._cv:
+                    self._inflight.pop(call.conn, None)
+                    call.close()
                 self._busy.release()
-                self._inflight.pop(call.conn, None)
                 self._last = time.monotonic()
-                call.close()
 
     def _answer(self, call: _Call) -> None:
         from . import cancel
