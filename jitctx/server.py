@@ -165,6 +165,7 @@ class Server:
         self._stop = threading.Event()
         self._last = time.monotonic()
         self._inflight: dict[socket.socket, _Call] = {}
+        self._socket_ino = 0
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
         self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
 
@@ -242,7 +243,7 @@ class Server:
             if worker.is_alive():
                 worker.join(60.0)  # the call under way (and those of sessions queued) end first
             try:
-                if os.path.exists(self.path) and os.stat(self.path).st_ino == os.fstat(listener.fileno()).st_ino:
+                if os.stat(self.path).st_ino == self._socket_ino:  # still ours, not a successor's
                     os.unlink(self.path)
             except OSError:
                 pass
@@ -308,6 +309,7 @@ class Server:
             os.umask(old)
         listener.listen(64)
         os.rename(tmp, self.path)
+        self._socket_ino = os.stat(self.path).st_ino
         return listener
 
     def _install_streams(self, quiet: bool) -> None:

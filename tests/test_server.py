@@ -286,6 +286,7 @@ def test_issue_21_serve_status_and_stop(make_repo):
     while time.monotonic() < deadline and served_calls(root):
         time.sleep(0.05)
     assert jitctx("serve", "--status", cwd=root, server=False)[0] == 1
+    assert not list((Path(os.environ["XDG_RUNTIME_DIR"]) / "jitctx").glob("*.sock"))  # a server that ends takes its socket along
 
 
 def test_issue_21_idle_server_exits(make_repo):
