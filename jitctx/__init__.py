@@ -14,6 +14,8 @@ _WHERE = {
     "Source": "sources",
     "ToolCall": "sources",
     "assemble": "assemble",
+    "compact": "compact",
+    "Compaction": "compact",
     "context_for_task": "context",
     "BackendError": "errors",
     "Excerpt": "refs",

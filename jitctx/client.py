@@ -20,7 +20,7 @@ import time
 __all__ = ["main", "SERVED"]
 
 # the subcommands a server answers; watch, mcp, serve and session always run here
-SERVED = frozenset({"glob", "grep", "head", "tail", "outline", "symbols", "locate", "preload", "context", "tools"})
+SERVED = frozenset({"glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes", "preload", "context", "tools"})
 SPAWN_WAIT = 5.0  # seconds a session's first call waits for the server it started
 
 

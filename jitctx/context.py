@@ -142,13 +142,15 @@ def context_for_task(
     history: Any = (),
     notes: Any = (),
     use_preload: bool = True,
+    use_notes: bool = True,
     cwd: str | None = None,
     tokenizer=None,
 ) -> Context:
     """Preload, locate the regions ``task`` is about, assemble within ``budget``.
 
     ``history``: chat messages (``Message`` or OpenAI dicts); ``notes``:
-    strings or Sources. The prefix is the workspace's last preload
+    strings or Sources; with ``use_notes``, the repository's kept notes
+    (``ws.notes``) that share words with the task join them, stale ones said so. The prefix is the workspace's last preload
     (``ws.last_preload``); ``ws.preload(cwd)`` runs only when there is none
     yet, and ``use_preload=False`` skips it. Preloaded files that went stale since
     are warnings (the prefix stays as rendered until ``ws.refresh()``). A
@@ -210,6 +212,8 @@ def context_for_task(
         evidence = _nested(ws, nested, warnings) + evidence
 
     note_sources = [n if isinstance(n, Source) else note_source(n, name=f"notes:{k}") for k, n in enumerate(notes)]
+    if use_notes:
+        note_sources += _kept_notes(ws, task, warnings)
     base: list[Any] = [system_source(system)] if system else []
     base += [*pre_sources, *note_sources, *hist]
 
@@ -240,6 +244,38 @@ def context_for_task(
             return _with_located(again, located)
         ctx = again
     return _with_located(ctx, located)
+
+
+def _kept_notes(ws, task: str, warnings: list[str]) -> list[Source]:
+    """The kept notes the task matches (shared words), most shared first, as note sources."""
+    import os
+
+    from .notes import words
+
+    if not hasattr(ws, "note_store"):  # a stand-in workspace (tests, embedders)
+        return []
+    try:
+        store = ws.note_store()
+        if not os.path.exists(store.path):
+            return []
+        listed = ws.notes("list").results
+    except Exception as exc:  # tolerated: the window goes on without them
+        warnings.append(f"notes: could not be read: {type(exc).__name__}: {exc}")
+        return []
+    wanted = words(task) - _NOTE_STOP
+    out = []
+    for n in listed:
+        have = words(n.text + " " + " ".join(p for p, _ in n.paths) + " " + " ".join(s for s, _ in n.symbols))
+        shared = len(wanted & have)
+        if not wanted or not shared:
+            continue
+        stale = "; ".join(f"{s.get('path') or s.get('symbol')} {s['change']}" for s in n.stale)
+        label = f"note #{n.id}" + (f" (stale: {stale} since written)" if stale else "")
+        out.append(note_source(n.text, name=f"notes:#{n.id}", relevance=min(1.0, shared / len(wanted)), timestamp=n.created, label=label))
+    return out
+
+
+_NOTE_STOP = frozenset({"the", "and", "for", "with", "fix", "add", "that", "this", "from", "into", "when", "not", "make", "use"})
 
 
 def _said(said: list[str]) -> str:

@@ -27,6 +27,7 @@ __all__ = [
     "Param",
     "Query",
     "SearchQuery",
+    "NotesQuery",
     "SymbolsQuery",
     "TailQuery",
     "arg",
@@ -191,7 +192,7 @@ def params(cls: type) -> tuple[Param, ...]:
 
 MAX_TOKENS = Param(
     "max_tokens", "int", None, False, False,
-    Arg(f"token cap on the result ({MIN_TOKENS}-{MAX_TOKEN_CAP:,})", ("--max-tokens",), minimum=1, metavar="N"),
+    Arg(f"token cap ({MIN_TOKENS}-{MAX_TOKEN_CAP:,})", ("--max-tokens",), minimum=1, metavar="N"),
 )  # fmt: skip
 
 
@@ -273,7 +274,7 @@ class FindQuery(Query):
 
     pattern: str = arg("glob relative to path: '*.md' is its top level, '**/*.md' every level")
     path: str = arg("folder to search, repo-relative", ".")
-    sort: str = arg("mtime (newest first), path, or size", "mtime", flags=("--sort",), choices=SORTS)
+    sort: str = arg("order; mtime is newest first", "mtime", flags=("--sort",), choices=SORTS)
     limit: int = arg("most files to list", 100, flags=("--limit",), minimum=1, metavar="N")
     include_ignored: bool = arg("also list git-ignored files", False, flags=("--include-ignored",))
     ignore_case: bool = arg("match case-insensitively", False, flags=("-i", "--ignore-case"))
@@ -295,15 +296,17 @@ class SearchQuery(Query):
 
     pattern: str = arg("regex, or literal text with fixed_strings")
     path: str = arg("folder or file to search, repo-relative", ".")
-    glob: tuple[str, ...] = arg("only files matching these globs, as rg -g ('*.py' at any depth); '!glob' excludes", (), flags=("-g", "--glob"), metavar="GLOB")
+    glob: tuple[str, ...] = arg("only files matching these rg -g globs ('*.py': any depth; '!x' excludes)", (), flags=("-g", "--glob"), metavar="GLOB")
     ignore_case: bool = arg("case-insensitive match", False, flags=("-i", "--ignore-case"))
     fixed_strings: bool = arg("pattern is literal text", False, flags=("-F", "--fixed-strings"))
-    multiline: bool = arg("let matches span lines", False, flags=("-U", "--multiline"))
-    before: int = arg("context lines before each match (content mode; max 100)", 0, flags=("-B", "--before"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
-    after: int = arg("context lines after each match (content mode; max 100)", 0, flags=("-A", "--after"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
+    multiline: bool = arg("let matches span lines", False, flags=("-U", "--multiline"), tool=False)  # rare for a model; the tool list stays under 2,000 tokens
+    before: int = arg(
+        "context lines before each match (content mode; max 100)", 0, flags=("-B", "--before"), minimum=0, maximum=MAX_CONTEXT, clamp=True, tool=False, metavar="N"
+    )  # tools: context (the list stays under 2,000 tokens)
+    after: int = arg("context lines after each match (content mode; max 100)", 0, flags=("-A", "--after"), minimum=0, maximum=MAX_CONTEXT, clamp=True, tool=False, metavar="N")
     context: int | None = arg("context lines before and after (max 100)", None, flags=("-C", "--context"), minimum=0, maximum=MAX_CONTEXT, clamp=True, metavar="N")
     mode: str = arg("files, content, or count", "files", flags=("--mode",), choices=MODES)
-    limit: int = arg("most results to show (max 10,000)", 100, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, metavar="N")
+    limit: int = arg("most results (max 10,000)", 100, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, metavar="N")
     offset: int = arg("results to skip (paging)", 0, flags=("--offset",), minimum=0, metavar="N")
     include_ignored: bool = arg("also search git-ignored files", False, flags=("--include-ignored",))
     backend: str = arg("search engine; auto is rg when present, else python", "auto", flags=("--backend",), choices=BACKENDS, tool=False)
@@ -352,6 +355,11 @@ class SearchQuery(Query):
         return cls(**values, notice=notice)
 
 
+# in a session, a re-read of unchanged content is a short note, of changed content maybe a diff (issue 22)
+_FORCE = "in a session: show again even if unchanged"
+_DIFF = "in a session: a changed file as a diff against what was shown (CLI --diff, API diff=True)"
+
+
 @dataclass(frozen=True, slots=True)
 class HeadQuery(Query):
     """Validated head input. ``n`` above 2,000 is clamped with a notice."""
@@ -359,7 +367,9 @@ class HeadQuery(Query):
     path: str = arg("file to read, repo-relative")
     n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, metavar="N")
     start: int = arg("first line to show, 1-based", 1, flags=("--start",), minimum=1, metavar="LINE")
-    symbol: str | None = arg("read one definition (name or Class.method) instead of lines", None, flags=("--symbol",), metavar="NAME")
+    symbol: str | None = arg("one definition (name or Class.method) instead of lines", None, flags=("--symbol",), metavar="NAME")
+    force: bool = arg(_FORCE, False, flags=("--force",))
+    diff: bool = arg(_DIFF, False, flags=("--diff",), tool=False)  # auto when smaller; the tool list stays under 2,000 tokens
     notice: str | None = field(default=None, compare=False)
 
     @classmethod
@@ -379,7 +389,8 @@ class OutlineQuery(Query):
     """Validated outline input."""
 
     path: str = arg("file to outline, repo-relative")
-    limit: int = arg("most definitions to list", 500, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=2000, metavar="N")
+    limit: int = arg("most definitions to list", 500, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=2000, tool=False, metavar="N")
+    force: bool = arg(_FORCE, False, flags=("--force",))
 
 
 @dataclass(frozen=True, slots=True)
@@ -388,7 +399,9 @@ class SymbolsQuery(Query):
 
     query: str = arg("name, Class.method, or a prefix ending in '.' (Class.)")
     path: str = arg("folder to search, repo-relative", ".")
-    kind: str | None = arg("only this kind: class, function, method, struct...", None, flags=("--kind",), metavar="KIND")
+    kind: str | None = arg(
+        "only this kind: class, function, method, struct...", None, flags=("--kind",), tool=False, metavar="KIND"
+    )  # CLI and API only: the tool list stays under 2,000 tokens
     limit: int = arg("most definitions to list", 50, flags=("--limit",), minimum=1, maximum=MAX_LIMIT, clamp=True, schema_maximum=1000, metavar="N")
 
     @classmethod
@@ -405,6 +418,8 @@ class TailQuery(Query):
 
     path: str = arg("file to read, repo-relative")
     n: int = arg("number of lines (max 2000)", 100, flags=("-n", "--lines"), minimum=1, maximum=MAX_LINES, clamp=True, metavar="N")
+    force: bool = arg(_FORCE, False, flags=("--force",))
+    diff: bool = arg(_DIFF, False, flags=("--diff",), tool=False)
     notice: str | None = field(default=None, compare=False)
 
     @classmethod
@@ -431,3 +446,29 @@ class LocateQuery(Query):
         if not isinstance(task, str) or not task.strip():
             raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. --task 'retry timeout in the HTTP client'", field="task")
         return cls(**values, notice=notice)
+
+
+NOTE_ACTIONS = ("add", "list", "read", "delete")
+
+
+@dataclass(frozen=True, slots=True)
+class NotesQuery(Query):
+    """Validated notes input (issue 22): add (text, optionally tied to paths and symbols),
+    list, read one, delete one."""
+
+    action: str = arg("what to do", choices=NOTE_ACTIONS)
+    text: str | None = arg("the note (add)", None)
+    id: int | None = arg("which note (read, delete)", None, flags=("--id",), minimum=1, metavar="N")
+    paths: tuple[str, ...] = arg("files it is about (add)", (), flags=("--path",), metavar="PATH")
+    symbols: tuple[str, ...] = arg("definitions it is about (add)", (), flags=("--symbol",), metavar="NAME")
+
+    @classmethod
+    def _checked(cls, values: dict, notice: str | None) -> NotesQuery:
+        action = values["action"]
+        if action == "add" and (not isinstance(values.get("text"), str) or not values["text"].strip()):
+            raise QueryError("notes add needs the note's text", hint="pass text='what to remember'", field="text")
+        if action in ("read", "delete") and values.get("id") is None:
+            raise QueryError(f"notes {action} needs the note's id", hint="list them with notes action=list, then pass id=N", field="id")
+        if action != "add" and (values.get("paths") or values.get("symbols")):
+            raise QueryError(f"paths and symbols tie a note when it is added, not with {action}", hint="pass them with action=add", field="paths")
+        return cls(**values)

@@ -10,7 +10,7 @@ import os
 from dataclasses import dataclass, field, fields
 from pathlib import Path
 
-__all__ = ["Delivered", "Excerpt", "FileRef", "LineRef", "Result", "Skipped", "file_ref", "mtime_of"]
+__all__ = ["Delivered", "Diff", "Excerpt", "FileRef", "LineRef", "Result", "Skipped", "Unchanged", "file_ref", "mtime_of"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -129,6 +129,71 @@ class Excerpt:
         if self.replaced:
             d["replaced"] = True
         return d
+
+
+def _turns(turns: tuple[int, ...]) -> str:
+    return f"turn {turns[0]}" if len(turns) == 1 else "turns " + ", ".join(map(str, turns))
+
+
+@dataclass(frozen=True, slots=True)
+class Unchanged:
+    """A re-read answered by reference (issue 22): lines (or an outline) the session was
+    shown from the same content, judged by its sha256. ``turns``: when they were shown;
+    ``tokens``: what they cost then; ``what``: ``lines`` or ``outline`` (then
+    ``start_line``/``end_line`` are ``None`` and ``count`` is its definitions)."""
+
+    path: str
+    size: int
+    mtime: float
+    start_line: int | None
+    end_line: int | None
+    total_lines: int | None
+    turns: tuple[int, ...]
+    tokens: int
+    what: str = "lines"
+    count: int = 0
+
+    def summary(self) -> str:
+        if self.what == "outline":
+            return f"outline unchanged since shown at {_turns(self.turns)} ({self.count:,} definitions)"
+        return f"lines {self.start_line:,}-{self.end_line:,} of {self.total_lines:,} unchanged since shown at {_turns(self.turns)} ({self.tokens:,} tokens)"
+
+    def to_dict(self) -> dict[str, object]:
+        d: dict[str, object] = {"path": self.path, "size": self.size, "mtime": self.mtime, "unchanged": self.what, "turns": list(self.turns)}
+        if self.what == "outline":
+            d["count"] = self.count
+        else:
+            d.update(start_line=self.start_line, end_line=self.end_line, total_lines=self.total_lines, tokens=self.tokens)
+        return d
+
+
+@dataclass(frozen=True, slots=True)
+class Diff:
+    """A file changed since the session was shown it, as a unified diff against what it
+    was shown (issue 22); hunk headers carry the new text's line numbers. ``turns``:
+    when the old text was shown; ``content`` the diff, ``tokens`` its exact count."""
+
+    path: str
+    size: int
+    mtime: float
+    total_lines: int
+    turns: tuple[int, ...]
+    content: str
+    tokens: int | None = None
+
+    def summary(self) -> str:
+        return f"changed since shown at {_turns(self.turns)}: the diff against what was shown, now {self.total_lines:,} lines"
+
+    def to_dict(self) -> dict[str, object]:
+        return {
+            "path": self.path,
+            "size": self.size,
+            "mtime": self.mtime,
+            "total_lines": self.total_lines,
+            "since_turns": list(self.turns),
+            "diff": self.content,
+            "tokens": self.tokens,
+        }
 
 
 @dataclass(frozen=True, slots=True)

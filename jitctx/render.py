@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .refs import Excerpt, FileRef, LineRef, Result
+from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
 from .text import show_name
 
 __all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
@@ -156,11 +156,15 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
         return _symbol(item, view=view)
     if isinstance(item, Excerpt):
         return _excerpt(item, now, view)
+    if isinstance(item, (Unchanged, Diff)):
+        tokens = f", {item.tokens:,} tokens" if isinstance(item, Diff) and item.tokens is not None else ""
+        head = f"==> {show_name(view.path(item.path))} ({item.summary()}, {human_size(item.size)}, {age(item.mtime, now)}{tokens}) <=="
+        return head if isinstance(item, Unchanged) else head + "\n" + item.content.rstrip("\n")
     if isinstance(item, LineRef):
         return _line_ref(item, view)
     if isinstance(item, FileRef):
         return _ref_line(item, now, view)
-    if type(item).__name__ == "FileHit":  # locate.FileHit renders itself (a file and its regions)
+    if type(item).__name__ in ("FileHit", "Note"):  # locate.FileHit, notes.Note render themselves
         return item.render(now, view)  # type: ignore[attr-defined]
     import json
 

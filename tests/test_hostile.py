@@ -761,12 +761,16 @@ BASIC_ENV_SECRET = "secret-value-123"  # fixtures_repo/basic/dot-env
 
 
 def _content_surfaces(root: Path, path: str, pattern: str) -> dict[str, str]:
-    """Every way to get ``path``'s content: head, tail, grep (both backends), the tools, MCP."""
-    ws = _workspace(root, max_tokens=4000)
+    """Every way to get ``path``'s content: head, tail, grep (both backends), the tools, MCP,
+    each in a session of its own (in one session a second read of the same bytes is a note)."""
+
+    def ws():
+        return _workspace(root, max_tokens=4000)
+
     out = {}
     for tool in ("head", "tail"):
         try:
-            out[tool] = _result_text(getattr(ws, tool)(path))
+            out[tool] = _result_text(getattr(ws(), tool)(path))
         except Exception as exc:  # noqa: BLE001 - a refusal is what we hope for; its text is checked
             out[tool] = f"{type(exc).__name__}: {exc} {getattr(exc, 'fields', '')}"
     for backend in ("rg", "python"):
@@ -783,9 +787,9 @@ def _content_surfaces(root: Path, path: str, pattern: str) -> dict[str, str]:
                 "--root",
                 str(root),
             )[1]
-    out["tool-head"] = _dispatch("head", {"path": path}, ws)
-    out["tool-grep"] = _dispatch("grep", {"pattern": pattern, "mode": "content", "include_ignored": True}, ws)
-    out["mcp-tail"] = mcp_session(ws, [("tool", "tail", {"path": path})])[0]
+    out["tool-head"] = _dispatch("head", {"path": path}, ws())
+    out["tool-grep"] = _dispatch("grep", {"pattern": pattern, "mode": "content", "include_ignored": True}, ws())
+    out["mcp-tail"] = mcp_session(ws(), [("tool", "tail", {"path": path})])[0]
     return out
 
 

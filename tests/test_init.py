@@ -8,9 +8,9 @@ import jitctx
 
 def test_the_public_api_is_what_dir_shows_and_every_name_resolves():
     assert jitctx.__all__ == [
-        "AssembleConfig", "BackendError", "Context", "Excerpt", "FileRef", "JitctxError", "LineRef", "Message",
+        "AssembleConfig", "BackendError", "Compaction", "Context", "Excerpt", "FileRef", "JitctxError", "LineRef", "Message",
         "PathError", "Preload", "PreloadFile", "QueryError", "Refreshed", "RepoError", "Result", "Skipped", "Source",
-        "TokenizerError", "ToolCall", "Workspace", "__version__", "assemble", "context_for_task",
+        "TokenizerError", "ToolCall", "Workspace", "__version__", "assemble", "compact", "context_for_task",
     ]  # fmt: skip
     assert dir(jitctx) == jitctx.__all__  # no helpers (annotations, importlib) leak in
     for name in jitctx.__all__:

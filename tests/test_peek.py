@@ -10,7 +10,7 @@ from jitctx.peek import COUNT_LIMIT
 
 @pytest.fixture
 def ws(repo):
-    return Workspace(repo.root, tokenizer=CharTokenizer())
+    return Workspace(repo.root, tokenizer=CharTokenizer(), rereads=False)  # reads as such, not a session's re-reads (tests/test_reread.py)
 
 
 def excerpt(result):
@@ -260,7 +260,7 @@ def test_issue_15_max_tokens_caps_the_text_the_caller_receives(repo):
     (main priced the header's token count as a 10-digit number and tried a cut's notice first)."""
     from jitctx.render import render_text
 
-    ws = Workspace(repo.root)
+    ws = Workspace(repo.root, rereads=False)
     count = ws.tokenizer.count
     repo.write("small.txt", "".join(f"line {i}\n" for i in range(40)))
     whole = count(render_text(ws.head("small.txt")))

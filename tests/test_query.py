@@ -82,7 +82,7 @@ def test_every_parameter_is_defined_once_with_a_description():
         ps = params(cls)
         assert ps and all(p.arg.doc for p in ps)
         assert len({p.name for p in ps}) == len(ps)
-    assert [p.name for p in params(TailQuery)] == ["path", "n"]
+    assert [p.name for p in params(TailQuery)] == ["path", "n", "force", "diff"]
     assert next(p for p in params(SearchQuery) if p.name == "context").nullable
 
 

@@ -178,6 +178,11 @@ _HELP = {
         "directory), and each PATH given; edits to other files give no event.",
         ["jitctx watch --timeout 60", "jitctx watch src/app.py docs"],
     ),
+    "notes": (
+        "Prints notes (#id, age, what it is about, [stale: ...] when a file or definition it names changed since).\n"
+        "Kept per repository in the cache folder, outside the tree; context --task brings back the ones a task matches.",
+        ["jitctx notes add 'retry lives in client.py, not session.py' --path src/client.py", "jitctx notes list", "jitctx notes read --id 3"],
+    ),
     "locate": (
         "Prints the files a task is about, best first, each with why and its cost, and under each the regions\n"
         "(definitions or line windows) that matter: lines, symbol, tokens, why. Read one with head --symbol.",
@@ -203,6 +208,7 @@ _HELP = {
 _EXITS_FOR = {
     "watch": "exit status: 0 if HEAD moved or a file changed before --timeout, 1 if nothing did, 2 error, 130 interrupted",
     "locate": "exit status: 0 files found, 1 nothing matched the task's words, 2 error (an empty or stop-words-only task)",
+    "notes": "exit status: 0 done (list: notes found), 1 no notes (list), 2 error (an unknown id, a missing text)",
     "context": "exit status: 0 window printed, 1 nothing located for the task, 2 error (message on stderr; with --json also a JSON error object on stdout)",
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
@@ -270,6 +276,7 @@ _PRIMITIVES = {
     "outline": ("OutlineQuery", "a file's definitions as an indented tree: lines, kind, signature, tokens"),
     "symbols": ("SymbolsQuery", "find definitions by name across the repository (exact, Class.method, prefix)"),
     "locate": ("LocateQuery", "rank the files and regions a task is about, as references with token costs"),
+    "notes": ("NotesQuery", "keep notes outside the window: add, list, read, delete (per repository, kept outside the tree)"),
 }
 
 
@@ -450,6 +457,15 @@ def _cmd_locate(args) -> int:
     return _emit(args, ws.locate(**values, max_tokens=args.max_tokens))
 
 
+def _cmd_notes(args) -> int:
+    from ..query import NotesQuery
+
+    ws = _workspace(args)
+    values = _query_values(args, NotesQuery)
+    values["paths"] = [_from_cwd(ws, p) for p in values.get("paths") or ()]
+    return _emit(args, ws.notes(values.pop("action"), values.pop("text", None), **values, max_tokens=args.max_tokens))
+
+
 def _cmd_preload(args) -> int:
     ws = _workspace(args)
     # the chain runs to the working directory, as agents load it, unless --cwd says otherwise
@@ -594,6 +610,7 @@ _COMMANDS = {
     "outline": _cmd_outline,
     "symbols": _cmd_symbols,
     "locate": _cmd_locate,
+    "notes": _cmd_notes,
     "preload": _cmd_preload,
     "watch": _cmd_watch,
     "context": _cmd_context,

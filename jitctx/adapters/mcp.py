@@ -331,14 +331,18 @@ def _utf8(value):
     return value
 
 
+_WRITES = frozenset({"notes"})
+
+
 def tool_list() -> list[types.Tool]:
-    """The tools, read-only, with the schemas ``jitctx.tools`` exports."""
+    """The tools, read-only but for notes, with the schemas ``jitctx.tools`` exports."""
     return [
         types.Tool(
             name=t.name,
             description=t.description,
             input_schema=t.schema(),
-            annotations=types.ToolAnnotations(read_only_hint=True, open_world_hint=False),
+            # notes writes (outside the tree: the repository is never written)
+            annotations=types.ToolAnnotations(read_only_hint=t.name not in _WRITES, open_world_hint=False),
             # destructiveHint and idempotentHint only mean something when readOnlyHint is false (MCP spec): left out, the list stays under 2,000 tokens
         )
         for t in TOOLS.values()

@@ -22,7 +22,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
-from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
+from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, NotesQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
 from ..workspace import Workspace
 
@@ -102,45 +102,40 @@ _TOOLS: tuple[tuple[str, type, str], ...] = (
     (
         "glob",
         FindQuery,
-        "Find files by name with a glob ('*.py': top of path, '**/*.py': all levels), newest first. Use to locate files before reading them. "
-        "Returns references (path, size, age), never contents; git-ignored files are skipped unless asked; cut at limit with a notice. "
+        "Find files by glob, newest first. Use before reading. "
+        "Returns references (path, size, age), no contents; git-ignored files skipped unless asked; cut at limit with a notice. "
         'Example: {"pattern": "src/**/*.py"}',
     ),
     (
         "grep",
         SearchQuery,
-        "Search file contents with a regex (ripgrep syntax). Use to find where a symbol or text occurs. "
-        "Returns matching files with match counts (mode=files), matching lines with numbers (content), or counts; "
-        "binary and git-ignored files skipped; paged by limit/offset. "
+        "Search contents by regex (ripgrep syntax). Use to find text. "
+        "Returns files with match counts (mode=files), numbered lines (content) or counts; binary and git-ignored files skipped; paged by limit/offset. "
         'Example: {"pattern": "def main", "mode": "content"}',
     ),
     (
         "head",
         HeadQuery,
-        "Read lines of a text file from the top, or from line start. Use to read a file found with glob or grep. "
-        "Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret files are refused. "
-        "With symbol, exactly one definition. "
+        "Read a text file's lines from start. Use after glob or grep. "
+        "Returns numbered lines; a notice gives the call that reads on; secret and binary files refused. "
+        "In a session, unchanged lines shown before are a short note, a changed file may be a diff. "
         'Example: {"path": "src/app.py", "start": 120, "n": 40}',
     ),
     (
         "tail",
         TailQuery,
-        "Read the last lines of a text file. Use for logs, changelogs and the end of long files. "
-        "Returns numbered lines, read from the end (cheap on huge files). Binary and secret files are refused. "
-        'Example: {"path": "CHANGELOG.md", "n": 30}',
+        'Read the last lines of a text file, cheap on huge files. Use for logs. Returns numbered lines, as head. Example: {"path": "CHANGELOG.md", "n": 30}',
     ),
     (
         "outline",
         OutlineQuery,
-        "List a source file's definitions (classes, functions...). Use before reading a long file, then head with symbol. "
-        "Returns nested references with line ranges and token costs. "
-        'Example: {"path": "src/app.py"}',
+        "List a source file's definitions. Use before reading a long file, then head with symbol. "
+        'Returns nested references with line ranges and token costs. Example: {"path": "src/app.py"}',
     ),
     (
         "symbols",
         SymbolsQuery,
-        "Find where a name is defined across the repository. Use instead of grep for definitions. "
-        "Returns references with lines and token costs: exact, then Class.method, then prefix; source before tests. "
+        "Find where a name is defined. Use instead of grep for definitions. Returns references with lines and tokens: exact, Class.method, prefix. "
         'Example: {"query": "Parser.parse"}',
     ),
 )
@@ -150,11 +145,17 @@ _TOOLS += (
         LocateQuery,
         'Rank the files a task is about. Use first. Returns files, why, regions (lines, symbol, tokens). Example: {"task": "fix the retry timeout"}',
     ),
+    (
+        "notes",
+        NotesQuery,
+        "Keep notes outside the context. Use for findings and decisions. Returns notes, stale once their paths or symbols change. "
+        'Example: {"action": "add", "text": "retry is in client.py", "paths": ["src/client.py"]}',
+    ),
 )
 _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
-# locate answers with a few references: the default cap applies, and the tool list stays under 2,000 tokens
-_UNCAPPED = {"locate"}
+# these answer with references bounded by their limits: the default cap applies without an argument for it, and the tool list stays under 2,000 tokens
+_UNCAPPED = {"locate", "notes", "outline", "symbols"}
 TOOLS: dict[str, ToolSpec] = {
     name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,)))) for name, query, description in _TOOLS
 }

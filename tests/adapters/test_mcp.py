@@ -72,8 +72,8 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
         async with Client(stdio_client(_params("--root", str(repo.root)), errlog=errlog)) as c:
             listed = await c.list_tools()
             tools = {t.name: t for t in listed.tools}
-            assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
-            assert all(t.annotations.read_only_hint is True for t in tools.values())
+            assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes"]
+            assert all(t.annotations.read_only_hint is (name != "notes") for name, t in tools.items())  # notes writes (outside the tree)
             from jitctx.tokens import get_tokenizer
 
             listing = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools])
@@ -235,7 +235,7 @@ def test_in_memory_tools_and_resources(repo):
 
     async def main():
         async with Client(app.server) as c:
-            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
+            assert [t.name for t in (await c.list_tools()).tools] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes"]
             res = (await c.list_resources()).resources
             assert [(r.uri, r.mime_type) for r in res] == [(PRELOAD_URI, "text/markdown")]
             assert [p.name for p in (await c.list_prompts()).prompts] == ["repo_context"]

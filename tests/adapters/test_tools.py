@@ -25,7 +25,7 @@ WORKTREE = Path(__file__).resolve().parents[2]
 
 @pytest.fixture
 def ws(repo):
-    return Workspace(repo.root, max_tokens=DEFAULT_MAX_TOKENS)
+    return Workspace(repo.root, max_tokens=DEFAULT_MAX_TOKENS, rereads=False)  # dispatch as such (re-reads: tests/test_reread.py)
 
 
 def _params(fmt: str) -> list[dict]:
@@ -45,9 +45,9 @@ def test_export_anthropic_head_whole():
     assert head == {
         "name": "head",
         "description": (
-            "Read lines of a text file from the top, or from line start. Use to read a file found with glob or grep. "
-            "Returns numbered lines and the file's line count; a notice gives the call that reads on. Binary and secret "
-            "files are refused. With symbol, exactly one definition. "
+            "Read a text file's lines from start. Use after glob or grep. "
+            "Returns numbered lines; a notice gives the call that reads on; secret and binary files refused. "
+            "In a session, unchanged lines shown before are a short note, a changed file may be a diff. "
             'Example: {"path": "src/app.py", "start": 120, "n": 40}'
         ),
         "input_schema": {
@@ -56,8 +56,9 @@ def test_export_anthropic_head_whole():
                 "path": {"type": "string", "description": "file to read, repo-relative"},
                 "n": {"type": "integer", "minimum": 1, "description": "number of lines (max 2000)", "default": 100},
                 "start": {"type": "integer", "minimum": 1, "description": "first line to show, 1-based", "default": 1},
-                "symbol": {"type": "string", "description": "read one definition (name or Class.method) instead of lines"},
-                "max_tokens": {"type": "integer", "minimum": 1, "description": "token cap on the result (200-50,000)", "default": 4000},
+                "symbol": {"type": "string", "description": "one definition (name or Class.method) instead of lines"},
+                "force": {"type": "boolean", "description": "in a session: show again even if unchanged", "default": False},
+                "max_tokens": {"type": "integer", "minimum": 1, "description": "token cap (200-50,000)", "default": 4000},
             },
             "required": ["path"],
             "additionalProperties": False,
@@ -76,9 +77,10 @@ def test_export_openai_responses_tail_whole():
             "properties": {
                 "path": {"type": "string", "description": "file to read, repo-relative"},
                 "n": {"type": ["integer", "null"], "minimum": 1, "description": "number of lines (max 2000)"},
-                "max_tokens": {"type": ["integer", "null"], "minimum": 1, "description": "token cap on the result (200-50,000)"},
+                "force": {"type": ["boolean", "null"], "description": "in a session: show again even if unchanged"},
+                "max_tokens": {"type": ["integer", "null"], "minimum": 1, "description": "token cap (200-50,000)"},
             },
-            "required": ["path", "n", "max_tokens"],
+            "required": ["path", "n", "force", "max_tokens"],
             "additionalProperties": False,
         },
         "strict": True,
@@ -87,8 +89,8 @@ def test_export_openai_responses_tail_whole():
 
 def test_export_openai_chat_shape():
     out = export_schemas("openai")
-    assert [t["type"] for t in out] == ["function"] * 7
-    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate"]
+    assert [t["type"] for t in out] == ["function"] * 8
+    assert [t["function"]["name"] for t in out] == ["glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes"]
     assert out[0]["function"]["parameters"] == TOOLS["glob"].schema()
 
 
@@ -256,7 +258,7 @@ def _err(out: ToolOutput) -> dict:
 @pytest.mark.parametrize(
     ("name", "args", "message", "hint"),
     [
-        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols, locate"),
+        ("nope", {}, 'unknown tool "nope"', "call one of: glob, grep, head, tail, outline, symbols, locate, notes"),
         ("glob", {}, "glob: missing required argument 'pattern'", "pass pattern (glob relative to path: '*.md' is its top level, '**/*.md' every level)"),
         ("glob", {"pattern": "*", "colour": "red"}, "glob: unknown argument 'colour'", "glob takes: pattern, path, sort, limit, include_ignored, ignore_case, max_tokens"),
         ("glob", {"pattern": "*", "limit": True}, "glob: limit must be an integer, got a boolean true", "pass a JSON number without quotes, e.g. limit: 100"),

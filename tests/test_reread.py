@@ -1,0 +1,204 @@
+"""Re-reads in a session (issue 22): unchanged notes, lines not shown yet, diffs since shown.
+
+Content decides, never mtime: a checkout that restores the bytes is unchanged, an
+edit that keeps the mtime is not.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from jitctx import Workspace
+from jitctx.errors import PathError
+from jitctx.refs import Diff, Excerpt, Unchanged
+from jitctx.render import render_text
+from jitctx.reread import known_after_diff, merge, uncovered, unified_diff
+
+LINES = "".join(f"line {i}\n" for i in range(1, 201))
+
+
+@pytest.fixture
+def ws(make_repo):
+    repo = make_repo("basic")
+    repo.write("big.txt", LINES)
+    repo.commit("big")
+    with Workspace(repo.root) as w:
+        yield repo, w
+
+
+def only(res):
+    assert len(res.results) == 1, res.results
+    return res.results[0]
+
+
+def test_issue_22_an_unchanged_reread_is_a_short_note(ws):
+    repo, w = ws
+    first = only(w.head("big.txt", n=40))
+    assert isinstance(first, Excerpt) and first.tokens
+    again = w.head("big.txt", n=40)
+    note = only(again)
+    assert isinstance(note, Unchanged) and (note.start_line, note.end_line, note.turns, note.tokens) == (1, 40, (1,), first.tokens)
+    assert "unchanged since shown at turn 1" in again.notice and "force=true" in again.notice
+    assert not again.is_empty  # found: the CLI exits 0
+    text = render_text(again)
+    assert "line 1" not in text and "lines 1-40 of 200 unchanged since shown at turn 1" in text
+    # inside what was shown: also unchanged
+    assert isinstance(only(w.head("big.txt", n=10, start=5)), Unchanged)
+    # force reads it again, whole
+    forced = only(w.head("big.txt", n=40, force=True))
+    assert isinstance(forced, Excerpt) and forced.content == first.content
+
+
+def test_issue_22_a_partly_shown_range_returns_only_the_new_lines(ws):
+    repo, w = ws
+    w.head("big.txt", n=40)
+    res = w.head("big.txt", n=60)
+    e = only(res)
+    assert isinstance(e, Excerpt) and (e.start_line, e.end_line) == (41, 60) and e.content.startswith("line 41\n")
+    assert "lines 1-40 were shown at turn 1 and are unchanged: only lines 41-60 are shown" in res.notice
+    res = w.head("big.txt", n=20, start=50)  # 50-60 shown, 61-69 not
+    e = only(res)
+    assert (e.start_line, e.end_line) == (61, 69)
+    # holes on both sides: read as asked
+    w.head("big.txt", n=10, start=100)
+    e = only(w.head("big.txt", n=30, start=90))
+    assert (e.start_line, e.end_line) == (90, 119)
+
+
+def test_issue_22_tail_and_outline_rereads(make_repo):
+    repo = make_repo("code")
+    with Workspace(repo.root) as w:
+        w.tail("rational.py", n=5)
+        assert isinstance(only(w.tail("rational.py", n=5)), Unchanged)
+        first = w.outline("rational.py")
+        assert first.results and not isinstance(first.results[0], Unchanged)
+        again = w.outline("rational.py")
+        note = only(again)
+        assert isinstance(note, Unchanged) and note.what == "outline" and note.count == len(first.results)
+        assert "outline path=rational.py force=true" in again.notice
+        assert not isinstance(w.outline("rational.py", force=True).results[0], Unchanged)
+        repo.write("rational.py", (repo.root / "rational.py").read_text() + "\n\ndef added():\n    return 1\n")
+        changed = w.outline("rational.py")
+        assert any(getattr(s, "name", "") == "added" for s in changed.results)
+
+
+def test_issue_22_a_changed_file_comes_back_as_a_diff_when_it_is_smaller(ws):
+    repo, w = ws
+    w.head("big.txt", n=80)
+    repo.write("big.txt", LINES.replace("line 30\n", "line THIRTY\n"))
+    res = w.head("big.txt", n=80)
+    d = only(res)
+    assert isinstance(d, Diff) and "-line 30\n+line THIRTY\n" in d.content and "@@ -27,7 +27,7 @@" in d.content
+    assert d.tokens and d.tokens < 100 and "changed since shown at turn 1" in res.notice and "force=true" in res.notice
+    assert not res.stale  # read again: current
+    # the caller can rebuild lines 1-80 now: a re-read is a note
+    assert isinstance(only(w.head("big.txt", n=80)), Unchanged)
+
+
+def test_issue_22_diff_only_when_asked_for_or_the_lines_were_shown(ws):
+    repo, w = ws
+    w.head("big.txt", n=10)
+    repo.write("big.txt", LINES.replace("line 3\n", "line three\n"))
+    e = only(w.head("big.txt", n=80))  # lines 11-80 were never shown: the text, not a diff
+    assert isinstance(e, Excerpt) and "line three" in e.content
+    repo.write("big.txt", LINES.replace("line 3\n", "line 3!\n"))
+    assert isinstance(only(w.head("big.txt", n=80, diff=True)), Diff)
+    repo.write("big.txt", "".join(f"other {i}\n" for i in range(1, 201)))
+    e = only(w.head("big.txt", n=5))  # every line changed: the diff is larger than the five lines
+    assert isinstance(e, Excerpt) and e.content.startswith("other 1\n")
+    repo.write("big.txt", LINES)
+    assert isinstance(only(w.head("big.txt", n=5, force=True)), Excerpt)
+
+
+def test_issue_22_content_decides_not_mtime(ws):
+    repo, w = ws
+    path = repo.root / "big.txt"
+    w.head("big.txt", n=40)
+    st = os.stat(path)
+    repo.write("big.txt", LINES.replace("line 7\n", "line 8\n"))  # same size
+    os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))  # and the same mtime
+    assert not isinstance(only(w.head("big.txt", n=40)), Unchanged)
+    # a checkout that restores the bytes shown: unchanged again
+    w.head("big.txt", n=40, force=True)
+    repo.git("stash", "-q")  # back to the committed bytes
+    repo.git("stash", "pop", "-q")  # and forward again: the same bytes as the last read
+    assert isinstance(only(w.head("big.txt", n=40)), Unchanged)
+
+
+def test_issue_22_a_checkout_is_judged_by_content(ws):
+    repo, w = ws
+    w.head("big.txt", n=40)
+    repo.checkout("other", create=True)
+    repo.write("big.txt", LINES.replace("line 2\n", "line two\n"))
+    repo.commit("change on other")
+    assert isinstance(only(w.head("big.txt", n=40)), Diff)
+    repo.checkout("main")  # the bytes of turn 1 again, a new mtime
+    res = w.head("big.txt", n=40)
+    assert isinstance(only(res), Diff)  # the last shown is the other branch's: the diff back
+    assert isinstance(only(w.head("big.txt", n=40)), Unchanged)
+
+
+def test_issue_22_a_file_gone_says_so(ws):
+    repo, w = ws
+    w.head("big.txt", n=5)
+    (repo.root / "big.txt").unlink()
+    with pytest.raises(PathError) as info:
+        w.head("big.txt", n=5)
+    assert info.value.reason == "not_found" and "deleted since it was shown at turn 1" in info.value.message
+
+
+def test_issue_22_off_without_a_session_or_when_turned_off(make_repo):
+    repo = make_repo("basic")
+    for w in (Workspace(repo.root, record=False), Workspace(repo.root, rereads=False)):
+        with w:
+            w.head("src/app.py")
+            assert isinstance(only(w.head("src/app.py")), Excerpt)
+
+
+def test_issue_22_the_cli_without_a_session_is_unchanged(make_repo, capsys):
+    from jitctx.adapters.cli import main
+
+    repo = make_repo("basic")
+    outs = []
+    for _ in range(2):
+        assert main(["head", "src/app.py", "--root", str(repo.root)]) == 0
+        outs.append(capsys.readouterr().out)
+    assert outs[0] == outs[1] and "def main" in outs[0]
+
+
+def test_issue_22_tool_calls_share_the_session(make_repo):
+    from jitctx.tools import dispatch
+
+    repo = make_repo("basic")
+    with Workspace(repo.root) as w:
+        assert "def main" in dispatch("head", {"path": "src/app.py"}, workspace=w).text
+        again = dispatch("head", {"path": "src/app.py"}, workspace=w)
+        assert "unchanged since shown at turn 1" in again.text and again.data["results"][0]["unchanged"] == "lines"
+        assert "def main" in dispatch("head", {"path": "src/app.py", "force": True}, workspace=w).text
+
+
+# -- the pure rules --------------------------------------------------------------------------
+
+
+def test_issue_22_ranges():
+    assert merge([(5, 9), (1, 3), (4, 4), (20, 21), (8, 12)]) == [(1, 12), (20, 21)]
+    assert uncovered([(1, 40)], 1, 40) == []
+    assert uncovered([(1, 40)], 1, 60) == [(41, 60)]
+    assert uncovered([(10, 20)], 1, 30) == [(1, 9), (21, 30)]
+    assert uncovered([(1, 5), (10, 20)], 3, 12) == [(6, 9)]
+    assert uncovered([], 3, 4) == [(3, 4)]
+
+
+def test_issue_22_known_lines_after_a_diff_follow_insertions_and_deletions():
+    old = "".join(f"{i}\n" for i in range(1, 21))
+    deleted = old.replace("\n5\n6\n7\n", "\n", 1)  # three lines gone: old 8-20 are new 5-17
+    assert deleted.count("\n") == 17
+    assert known_after_diff(old, deleted, [(1, 10)]) == [(1, 7)]  # old 1-4 and 8-10; nothing added
+    assert known_after_diff(old, deleted, [(15, 20)]) == [(12, 17)]
+    inserted = old.replace("\n5\n", "\n5\nx\ny\n", 1)  # two lines in: old 6-20 are new 8-22
+    assert known_after_diff(old, inserted, [(1, 10)]) == [(1, 12)]  # old 1-10 plus the two shown in the diff
+    assert known_after_diff(old, inserted, [(15, 20)]) == [(6, 7), (17, 22)]
+    assert unified_diff(old, old, "a.txt") == ""
+    assert unified_diff("a\n", "a", "f").endswith("\\ No newline at end of file\n")
