@@ -156,10 +156,11 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
         return _symbol(item, view=view)
     if isinstance(item, Excerpt):
         return _excerpt(item, now, view)
-    if isinstance(item, (Unchanged, Diff)):
-        tokens = f", {item.tokens:,} tokens" if isinstance(item, Diff) and item.tokens is not None else ""
-        head = f"==> {show_name(view.path(item.path))} ({item.summary()}, {human_size(item.size)}, {age(item.mtime, now)}{tokens}) <=="
-        return head if isinstance(item, Unchanged) else head + "\n" + item.content.rstrip("\n")
+    if isinstance(item, Unchanged):  # a note: what was shown and when is all it says
+        return f"==> {show_name(view.path(item.path))} ({item.summary()}) <=="
+    if isinstance(item, Diff):
+        tokens = f", {item.tokens:,} tokens" if item.tokens is not None else ""
+        return f"==> {show_name(view.path(item.path))} ({item.summary()}, {human_size(item.size)}, {age(item.mtime, now)}{tokens}) <==\n" + item.content.rstrip("\n")
     if isinstance(item, LineRef):
         return _line_ref(item, view)
     if isinstance(item, FileRef):
@@ -257,7 +258,7 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
     v = view or _AS_IS
     parts = [stale_line(s, v) for s in result.stale]
     parts += [_instruction(i, v) for i in result.instructions]
-    if result.tool == "outline":
+    if result.tool == "outline" and not any(isinstance(r, Unchanged) for r in result.results):
         parts += _outline(result, v)
     else:
         parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])

@@ -53,11 +53,33 @@ def uncovered(shown: list[tuple[int, int]], a: int, b: int) -> list[tuple[int, i
     return out
 
 
-def unified_diff(old: str, new: str, path: str) -> str:
-    """``old`` -> ``new`` as a unified diff (3 lines of context), headed by ``path``;
-    hunk headers carry the new text's line numbers. Empty when they are equal."""
-    lines = difflib.unified_diff(old.splitlines(keepends=True), new.splitlines(keepends=True), f"a/{path} (as shown)", f"b/{path} (now)", n=3)
-    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in lines)
+def unified_diff(old: str, new: str, path: str, *, upto: int | None = None) -> tuple[str, int]:
+    """``old`` -> ``new`` as a unified diff (3 lines of context), headed by ``path``; hunk
+    headers carry the new text's line numbers. ``upto``: only the hunks that start at or
+    before that line of the new text (what a read up to it needs). Returns the diff (empty
+    when nothing is left) and how many hunks were left out after ``upto``."""
+    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
+    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3))
+    kept = [g for g in groups if upto is None or g[0][3] + 1 <= upto]
+    if not kept:
+        return "", len(groups)
+    out = [f"--- a/{path} (as shown)\n", f"+++ b/{path} (now)\n"]
+    for g in kept:
+        i1, i2, j1, j2 = g[0][1], g[-1][2], g[0][3], g[-1][4]
+        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        for tag, x1, x2, y1, y2 in g:
+            if tag == "equal":
+                out += [" " + ln for ln in a[x1:x2]]
+                continue
+            out += ["-" + ln for ln in a[x1:x2]]
+            out += ["+" + ln for ln in b[y1:y2]]
+    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in out), len(groups) - len(kept)
+
+
+def _span(start: int, end: int) -> str:
+    """A hunk's range as unified diffs write it (1-based start, length; an empty one at its line)."""
+    length = end - start
+    return f"{start + 1}" if length == 1 else f"{start if length == 0 else start + 1},{length}"
 
 
 def known_after_diff(old: str, new: str, shown: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -119,6 +141,9 @@ class Shown:
             self.forget(path)
             seen = Seen(sha256, text, total)
             self._keep(path, seen)
+        elif seen.text is None and text is not None:  # an outline came first: keep the text now
+            seen.text, seen.total = text, total
+            self._bytes += len(text)
         self._files.move_to_end(path)
         if a <= b:
             seen.ranges = merge([*seen.ranges, (a, b)])

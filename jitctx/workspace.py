@@ -267,7 +267,7 @@ class Workspace:
             st = os.stat(self.root / rel)
             res = Result(_tool(q), [Unchanged(rel, st.st_size, mtime_of(st), a, b, total, tuple(turns), tokens)], total=1)
             again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
-            res.add_notice(f"{rel} is unchanged since shown at {_turns(turns)} (by content): not repeated; read it again with {again}.")
+            res.add_notice(f"not repeated (same content); read it again with {again}.")
             self._fill(res, [rel], content=True)  # instructions met just now come whole, as with a read
             return res
         if len(missing) > 1:
@@ -297,26 +297,50 @@ class Workspace:
         return res
 
     def _diff_instead(self, q, res: Result, e, seen, text: str, sha: str, total: int, cap: int | None) -> Result | None:
-        from .refs import Diff
-        from .reread import known_after_diff, uncovered, unified_diff
+        """The answer for a file changed since shown, when it is not the lines themselves: the
+        diff against what was shown (its hunks up to the last line asked for, all of them with
+        ``diff``), or, when every change lies after the lines asked for, a note. Only when the
+        caller can rebuild every line asked for from it, and it is smaller (unless asked for)."""
+        from .refs import Diff, Unchanged
+        from .reread import known_after_diff, merge, uncovered, unified_diff
 
         a, b = self._span(q, total)
-        diff = unified_diff(seen.text, text, rel := e.path)
+        rel = e.path
+        turns = sorted({t for _, _, t, _ in seen.deliveries}) or [0]
+        again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
+        diff, after = unified_diff(seen.text, text, rel, upto=None if q.diff else b)
+        known = known_after_diff(seen.text, text, seen.ranges)
+        if not q.diff:
+            known = merge([(s, min(t, b)) for s, t in known if s <= b])  # past the last line asked for, hunks were left out
+            if uncovered(known, a, b):
+                return None  # some line asked for was never shown: the lines, as asked
         if not diff:
-            return None
+            if q.diff:
+                return None
+            res_note = Result(
+                res.tool,
+                [Unchanged(rel, e.size, e.mtime, a, b, total, tuple(turns), e.tokens or 0)],
+                total=1,
+                git_head=res.git_head,
+                stale=res.stale,
+                instructions=res.instructions,
+            )
+            res_note.add_notice(
+                f"{rel} changed since shown at {_turns(turns)}, but only after line {b:,}: lines {a:,}-{b:,} are as shown; read the change with {again.replace('force=true', 'diff=true')}, or the lines with {again}."
+            )
+            self._shown.replaced(rel, sha, text, total, known, self.turn, 0)  # type: ignore[union-attr]
+            return res_note
         tokens = self.content_counts.count(diff)
-        was_shown = not uncovered(seen.ranges, a, b)
-        if not q.diff and not (was_shown and tokens < (e.tokens or 0)):
+        if not q.diff and tokens >= (e.tokens or 0):
             return None
         if cap is not None and tokens > cap:
             return None  # the lines fit the cap, the diff does not: the lines, as asked
-        turns = sorted({t for _, _, t, _ in seen.deliveries}) or [0]
         out = Result(res.tool, [Diff(rel, e.size, e.mtime, total, tuple(turns), diff, tokens)], total=1, git_head=res.git_head, stale=res.stale, instructions=res.instructions)
-        again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
+        more = f"; {after:,} more changed hunk{'s' if after != 1 else ''} after line {b:,} (diff=true shows them)" if after else ""
         out.add_notice(
-            f"{rel} changed since shown at {_turns(turns)}: this is the diff against what was shown ({tokens:,} tokens, the lines asked for are {e.tokens or 0:,}); read the text with {again}."
+            f"{rel} changed since shown at {_turns(turns)}: this is the diff against what was shown ({tokens:,} tokens, the lines asked for are {e.tokens or 0:,}){more}; read the text with {again}."
         )
-        self._shown.replaced(rel, sha, text, total, known_after_diff(seen.text, text, seen.ranges), self.turn, tokens)  # type: ignore[union-attr]
+        self._shown.replaced(rel, sha, text, total, known, self.turn, tokens)  # type: ignore[union-attr]
         return out
 
     @property

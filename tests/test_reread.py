@@ -40,7 +40,7 @@ def test_issue_22_an_unchanged_reread_is_a_short_note(ws):
     again = w.head("big.txt", n=40)
     note = only(again)
     assert isinstance(note, Unchanged) and (note.start_line, note.end_line, note.turns, note.tokens) == (1, 40, (1,), first.tokens)
-    assert "unchanged since shown at turn 1" in again.notice and "force=true" in again.notice
+    assert "not repeated (same content)" in again.notice and "force=true" in again.notice
     assert not again.is_empty  # found: the CLI exits 0
     text = render_text(again)
     assert "line 1" not in text and "lines 1-40 of 200 unchanged since shown at turn 1" in text
@@ -95,6 +95,20 @@ def test_issue_22_a_changed_file_comes_back_as_a_diff_when_it_is_smaller(ws):
     assert not res.stale  # read again: current
     # the caller can rebuild lines 1-80 now: a re-read is a note
     assert isinstance(only(w.head("big.txt", n=80)), Unchanged)
+
+
+def test_issue_22_a_change_after_the_lines_asked_for_is_a_note_and_a_shift_is_never_hidden(ws):
+    repo, w = ws
+    w.head("big.txt", n=40)
+    repo.write("big.txt", LINES.replace("line 150\n", "line 150 changed\n"))
+    res = w.head("big.txt", n=40)
+    note = only(res)
+    assert isinstance(note, Unchanged) and "only after line 40" in res.notice and "diff=true" in res.notice
+    repo.write("big.txt", LINES.replace("line 150\n", "line 150 changed\n").replace("line 3\n", ""))  # one line gone near the top
+    res = w.head("big.txt", n=40)
+    d = only(res)
+    # lines 1-40 now end with the old line 41, which was never shown: the caller cannot rebuild it from a diff
+    assert isinstance(d, Excerpt) and d.content.endswith("line 41\n")
 
 
 def test_issue_22_diff_only_when_asked_for_or_the_lines_were_shown(ws):
@@ -200,5 +214,9 @@ def test_issue_22_known_lines_after_a_diff_follow_insertions_and_deletions():
     inserted = old.replace("\n5\n", "\n5\nx\ny\n", 1)  # two lines in: old 6-20 are new 8-22
     assert known_after_diff(old, inserted, [(1, 10)]) == [(1, 12)]  # old 1-10 plus the two shown in the diff
     assert known_after_diff(old, inserted, [(15, 20)]) == [(6, 7), (17, 22)]
-    assert unified_diff(old, old, "a.txt") == ""
-    assert unified_diff("a\n", "a", "f").endswith("\\ No newline at end of file\n")
+    assert unified_diff(old, old, "a.txt") == ("", 0)
+    assert unified_diff("a\n", "a", "f")[0].endswith("\\ No newline at end of file\n")
+    late = old.replace("\n18\n", "\n18!\n")
+    assert unified_diff(old, late, "a.txt", upto=10) == ("", 1)  # the change is past line 10 (and its context)
+    text, left = unified_diff(old, late.replace("\n2\n", "\n2!\n"), "a.txt", upto=10)
+    assert left == 1 and "+2!" in text and "18!" not in text and "@@ -1,5 +1,5 @@" in text
