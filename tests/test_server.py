@@ -367,3 +367,21 @@ def test_issue_21_files_made_and_removed_between_calls_are_never_missed(make_rep
         if there != here:
             a, b = set(there[1].decode().splitlines()), set(here[1].decode().splitlines())
             raise AssertionError(f"step {i}: only through the server {sorted(a - b)}, only in process {sorted(b - a)}")
+
+
+def test_issue_22_a_cli_session_rereads_through_the_server(make_repo):
+    """In a CLI session (JITCTX_SESSION), the second head of unchanged lines is a note;
+    a changed file a diff; --force the text again. Without the session, the text each time."""
+    repo = make_repo("basic")
+    root = repo.root
+    repo.write("notes.txt", "".join(f"line {i}\n" for i in range(1, 61)))
+    s = {"JITCTX_SESSION": "reread-session"}
+    first = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
+    again = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
+    assert "line 7" in first and "line 7" not in again and "unchanged since shown at turn 1" in again and "--force" in again
+    repo.write("notes.txt", "".join(f"line {i}\n" for i in range(1, 61)).replace("line 7\n", "line SEVEN\n"))
+    diff = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
+    assert "-line 7" in diff and "+line SEVEN" in diff
+    assert "line 9" in jitctx("head", "notes.txt", "-n", "40", "--force", cwd=root, server=True, **s)[1].decode()
+    alone = [jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True)[1].decode() for _ in range(2)]
+    assert alone[0] == alone[1] and "line 9" in alone[0]
