@@ -8,8 +8,9 @@ and a crash never leaves half a file. A note may be tied to paths (the
 sha256 of each file when the note was written) and to symbols (the sha256
 of the definition's text); reading or listing a note says which of them
 changed since, or went. A file that cannot be read as notes is kept aside,
-never overwritten. Does not own finding definitions (the Workspace passes
-what a symbol's text is now) or reading files (``policy``).
+never overwritten. :func:`answer` runs a notes query (the primitive: the
+Workspace records and fills the session fields). Does not own finding
+definitions (the code index it is given) or reading files (``policy``).
 """
 
 from __future__ import annotations
@@ -23,7 +24,7 @@ from dataclasses import dataclass, field
 
 from .errors import QueryError
 
-__all__ = ["MAX_NOTES", "MAX_TEXT", "Note", "NoteStore", "notes_file", "stale_of", "words"]
+__all__ = ["MAX_NOTES", "MAX_TEXT", "Note", "NoteStore", "answer", "definitions_sha", "file_sha", "notes_file", "stale_of", "words"]
 
 MAX_TEXT = 20_000  # characters of one note
 MAX_NOTES = 5_000  # notes of one repository
@@ -196,6 +197,92 @@ def stale_of(note: Note, path_sha: Callable[[str], str | None], symbol_sha: Call
             if cur != was:
                 out.append({kind: name, "change": "deleted" if cur is None else "changed"})
     return Note(note.id, note.text, note.created, note.paths, note.symbols, tuple(out), note.brief)
+
+
+# -- the primitive: a notes query answered (the Workspace records and fills the rest) --------
+
+
+def answer(store: NoteStore, q, policy, code: Callable[[], object]):
+    """``q`` (a :class:`jitctx.query.NotesQuery`) on ``store``: the Result and the paths it
+    shows. Ties are hashed through ``policy``'s opener; ``code()`` is the code index
+    (definitions of a symbol)."""
+    from dataclasses import replace
+
+    from .refs import Result
+
+    if q.action == "add":
+        ties = tuple((t.path, file_sha(policy, t.path)) for t in (policy.resolve(p, want="file") for p in q.paths))
+        defs = tuple((name, definitions_sha(policy, code(), name, must=True)) for name in q.symbols)
+        note = store.add(q.text or "", ties, defs)
+        res = Result("notes", [note], total=1)
+        res.add_notice(f"note #{note.id} kept outside the tree ({store.path}); read it with notes action=read id={note.id}.")
+        return res, [p for p, _ in note.paths]
+    if q.action == "delete":
+        note = store.delete(q.id or 0)
+        res = Result("notes", [], total=0)
+        res.add_notice(f"note #{note.id} deleted.")
+        return res, []
+    found = [store.read(q.id or 0)] if q.action == "read" else store.list()
+    judged = [stale_of(n, lambda rel: _current_sha(policy, rel), lambda name: definitions_sha(policy, code(), name)) for n in found]
+    res = Result("notes", judged if q.action == "read" else [replace(n, brief=True) for n in judged], total=len(judged))
+    if store.notice:
+        res.add_notice(store.notice)
+    if q.action == "list":
+        stale = sum(1 for n in judged if n.stale)
+        if judged:
+            res.add_notice(
+                f"{len(judged):,} note{'s' if len(judged) != 1 else ''}"
+                + (f", {stale:,} stale (a path or symbol changed since written)" if stale else "")
+                + "; read one with notes action=read id=N."
+            )
+        else:
+            res.add_notice("no notes kept for this repository; add one with notes action=add text=...")
+    return res, []
+
+
+def file_sha(policy, rel: str) -> str:
+    """sha256 of a file's bytes, read through the policy's opener (over 8 MiB: its size and
+    mtime, as the ledger judges such files)."""
+    import hashlib
+
+    with policy.opener() as opener:
+        data, st = opener.read(rel, 8 * 1024 * 1024 + 1)
+    if len(data) > 8 * 1024 * 1024:
+        return f"size:{st.st_size}:{st.st_mtime_ns}"
+    return hashlib.sha256(data).hexdigest()
+
+
+def _current_sha(policy, rel: str) -> str | None:
+    from .errors import JitctxError
+
+    try:
+        return file_sha(policy, policy.resolve(rel, want="file").path)
+    except (JitctxError, OSError):
+        return None
+
+
+def definitions_sha(policy, code, name: str, *, must: bool = False) -> str | None:
+    """sha256 of the text of every definition named ``name`` (overloads together), ``None``
+    if there is none now (``must``: an error naming it instead)."""
+    import hashlib
+
+    from .errors import JitctxError
+
+    found = code.symbols(name, under="", kind=None, limit=50).results
+    hits = sorted((s for s in found if s.qualname == name or s.name == name), key=lambda s: (s.path, s.start_line))
+    if not hits:
+        if must:
+            raise QueryError(f"no definition named {name!r} to tie the note to", hint="find it with symbols query=..., or tie the note to its file with paths", field="symbols")
+        return None
+    h = hashlib.sha256()
+    try:
+        with policy.opener() as opener:
+            for s in hits:
+                data, _ = opener.read(s.path, 8 * 1024 * 1024)
+                h.update(f"{s.path}:{s.qualname}\0".encode() + b"\n".join(data.split(b"\n")[s.start_line - 1 : s.end_line]) + b"\0")
+    except (JitctxError, OSError):
+        return None
+    return h.hexdigest()
 
 
 _WORD = re.compile(r"[A-Za-z_][A-Za-z0-9_]{2,}")

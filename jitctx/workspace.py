@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from .ledger import Ledger
     from .nested import NestedInstructions
     from .render import View
-    from .reread import Shown
+    from .rereads import Rereads
     from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
@@ -80,11 +80,11 @@ class Workspace:
         self._ledger: Ledger | None = None  # made with the first delivery
         self._record = record
         self._nested: NestedInstructions | None = None
-        self._shown: Shown | None = None
+        self._rereads: Rereads | None = None
         if record and rereads:
-            from .reread import Shown
+            from .rereads import Rereads
 
-            self._shown = Shown()
+            self._rereads = Rereads(self.policy, lambda: self.content_counts)
         self.turn = 0  # calls answered in this session: "shown at turn N"
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
@@ -178,11 +178,13 @@ class Workspace:
 
     def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None) -> Result:
         from .peek import add_read_on, fit_excerpt, peek
+        from .rereads import tool_of
 
-        now = self._file_now(q.path) if self._shown is not None else None
-        said, tool = None, _tool(q)
-        if now is not None and not q.force:
-            early = self._reread(q, now)
+        rr = self._rereads
+        now = rr.now(q.path) if rr is not None else None
+        said, tool = None, tool_of(q)
+        if rr is not None and now is not None and not q.force:
+            early = rr.before(q, now, lambda res, paths: self._fill(res, paths, content=True))
             if isinstance(early, Result):
                 return early
             if early is not None:
@@ -200,148 +202,7 @@ class Workspace:
         else:
             res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
             add_read_on(res)
-        return self._shown_lines(q, res, now, cap)
-
-    # -- re-reads in a session (issue 22; the rules: jitctx.reread) ---------------------
-
-    def _file_now(self, path: str):
-        """(path, sha256, text or None, line count or None) of the file a re-read names, or
-        ``None`` when it cannot be judged here (the read itself then says why). A file the
-        session was shown and that is gone since is an error that says so."""
-        import hashlib
-
-        from .errors import JitctxError, PathError
-        from .reread import DIFF_LIMIT
-        from .text import decode, split_lines
-
-        try:
-            target = self.policy.resolve(path, want="file")
-        except PathError as exc:
-            seen = self._shown.get(path) if self._shown is not None and exc.reason == "not_found" else None
-            if seen is not None and seen.deliveries:
-                turns = sorted({t for _, _, t, _ in seen.deliveries})
-                raise PathError(
-                    f"path {path!r} does not exist: deleted since it was shown at {_turns(turns)}",
-                    path=path,
-                    reason="not_found",
-                    hint=exc.hint,
-                ) from None
-            return None
-        except JitctxError:
-            return None
-        try:
-            with self.policy.opener() as opener:
-                data, _ = opener.read(target.path, 8 * 1024 * 1024 + 1)
-        except (OSError, JitctxError):
-            return None
-        if len(data) > 8 * 1024 * 1024 or b"\0" in data[:8192]:
-            return None  # judged by the ledger's signature rule, and read as usual
-        text, _ = decode(data)
-        lines = split_lines(text)
-        keep = "".join(ln + "\n" for ln in lines) if len(data) <= DIFF_LIMIT else None
-        return target.path, hashlib.sha256(data).hexdigest(), keep, len(lines)
-
-    def _span(self, q: HeadQuery | TailQuery, total: int) -> tuple[int, int]:
-        if isinstance(q, HeadQuery):
-            return q.start, min(q.start + q.n - 1, total)
-        return max(1, total - q.n + 1), total
-
-    def _reread(self, q: HeadQuery | TailQuery, now):
-        """An unchanged note (a Result), a narrower query for the lines not shown yet with
-        the notice that says so, or ``None`` (read as asked)."""
-        from .refs import Unchanged, mtime_of
-        from .reread import uncovered
-
-        rel, sha, _text, total = now
-        seen = self._shown.get(rel) if self._shown is not None else None
-        if seen is None or seen.sha256 != sha or not total:
-            return None
-        a, b = self._span(q, total)
-        if a > b:
-            return None
-        missing = uncovered(seen.ranges, a, b)
-        if missing == [(a, b)]:
-            return None
-        turns, tokens = seen.turns(a, b)
-        if not missing:
-            st = os.stat(self.root / rel)
-            res = Result(_tool(q), [Unchanged(rel, st.st_size, mtime_of(st), a, b, total, tuple(turns), tokens)], total=1)
-            again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
-            res.add_notice(f"not repeated (same content); read it again with {again}.")
-            self._fill(res, [rel], content=True)  # instructions met just now come whole, as with a read
-            return res
-        if len(missing) > 1:
-            return None  # holes on both sides: read as asked
-        (s, e) = missing[0]
-        shown = f"lines {max(a, 1):,}-{b:,} except {s:,}-{e:,}" if s > a and e < b else f"lines {a:,}-{s - 1:,}" if s > a else f"lines {e + 1:,}-{b:,}"
-        said = f"{shown} were shown at {_turns(turns)} and are unchanged: only lines {s:,}-{e:,} are shown (force=true shows all)."
-        return HeadQuery.make(path=rel, n=e - s + 1, start=s), said  # a tail's lines have numbers here: read as a head
-
-    def _shown_lines(self, q: HeadQuery | TailQuery, res: Result, now, cap: int | None) -> Result:
-        """Record the lines shown; for a changed file, the diff instead when it is asked for
-        or smaller than the lines (and they were all shown before)."""
-        from .refs import Excerpt
-
-        if self._shown is None or now is None or not res.results or not isinstance(res.results[0], Excerpt):
-            return res
-        rel, sha, text, total = now
-        e = res.results[0]
-        if e.start_line is None or e.end_line is None or e.total_lines != total:
-            return res  # the file moved on between the two reads: nothing recorded
-        seen = self._shown.get(rel)
-        if seen is not None and seen.sha256 != sha and not q.force and seen.text is not None and text is not None:
-            swapped = self._diff_instead(q, res, e, seen, text, sha, total, cap)
-            if swapped is not None:
-                return swapped
-        self._shown.lines(rel, sha, text, total, e.start_line, e.end_line, self.turn, e.tokens or 0)
-        return res
-
-    def _diff_instead(self, q, res: Result, e, seen, text: str, sha: str, total: int, cap: int | None) -> Result | None:
-        """The answer for a file changed since shown, when it is not the lines themselves: the
-        diff against what was shown (its hunks up to the last line asked for, all of them with
-        ``diff``), or, when every change lies after the lines asked for, a note. Only when the
-        caller can rebuild every line asked for from it, and it is smaller (unless asked for)."""
-        from .refs import Diff, Unchanged
-        from .reread import known_after_diff, merge, uncovered, unified_diff
-
-        a, b = self._span(q, total)
-        rel = e.path
-        turns = sorted({t for _, _, t, _ in seen.deliveries}) or [0]
-        again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
-        diff, after = unified_diff(seen.text, text, rel, upto=None if q.diff else b)
-        known = known_after_diff(seen.text, text, seen.ranges)
-        if not q.diff:
-            known = merge([(s, min(t, b)) for s, t in known if s <= b])  # past the last line asked for, hunks were left out
-            if uncovered(known, a, b):
-                return None  # some line asked for was never shown: the lines, as asked
-        if not diff:
-            if q.diff:
-                return None
-            res_note = Result(
-                res.tool,
-                [Unchanged(rel, e.size, e.mtime, a, b, total, tuple(turns), e.tokens or 0)],
-                total=1,
-                git_head=res.git_head,
-                stale=res.stale,
-                instructions=res.instructions,
-            )
-            res_note.add_notice(
-                f"{rel} changed since shown at {_turns(turns)}, but only after line {b:,}: lines {a:,}-{b:,} are as shown; read the change with {again.replace('force=true', 'diff=true')}, or the lines with {again}."
-            )
-            self._shown.replaced(rel, sha, text, total, known, self.turn, 0)  # type: ignore[union-attr]
-            return res_note
-        tokens = self.content_counts.count(diff)
-        if not q.diff and tokens >= (e.tokens or 0):
-            return None
-        if cap is not None and tokens > cap:
-            return None  # the lines fit the cap, the diff does not: the lines, as asked
-        out = Result(res.tool, [Diff(rel, e.size, e.mtime, total, tuple(turns), diff, tokens)], total=1, git_head=res.git_head, stale=res.stale, instructions=res.instructions)
-        more = f"; {after:,} more changed hunk{'s' if after != 1 else ''} after line {b:,} (diff=true shows them)" if after else ""
-        out.add_notice(
-            f"{rel} changed since shown at {_turns(turns)}: this is the diff against what was shown ({tokens:,} tokens, the lines asked for are {e.tokens or 0:,}){more}; read the text with {again}."
-        )
-        self._shown.replaced(rel, sha, text, total, known, self.turn, tokens)  # type: ignore[union-attr]
-        return out
+        return rr.after(q, res, now, cap, self.turn) if rr is not None else res
 
     @property
     def code(self) -> CodeIndex:
@@ -364,19 +225,14 @@ class Workspace:
 
         q = OutlineQuery.make(path=path, limit=limit, force=force)
         rel = resolve_file(self.policy, q.path)
-        now = self._file_now(rel) if self._shown is not None else None
-        seen = self._shown.get(rel) if self._shown is not None and now is not None else None
-        if seen is not None and now is not None and seen.sha256 == now[1] and seen.outline is not None and not q.force and seen.outline[2] >= q.limit:
-            from .refs import Unchanged, mtime_of
-
-            turn, count, _ = seen.outline
-            st = os.stat(self.root / rel)
-            res = Result("outline", [Unchanged(rel, st.st_size, mtime_of(st), None, None, None, (turn,), 0, "outline", count)], total=1)
-            res.add_notice(f"{rel} is unchanged since its outline was shown at turn {turn} (by content): not repeated; list it again with outline path={rel} force=true.")
-            return self._finish(res, [rel], max_tokens, content=False)
+        rr = self._rereads
+        now = rr.now(rel) if rr is not None else None
+        note = rr.outline_note(rel, now, q.limit) if rr is not None and now is not None and not q.force else None
+        if note is not None:
+            return self._finish(note, [rel], max_tokens, content=False)
         res = self._finish(self.code.outline(rel, limit=q.limit), [rel], max_tokens, content=False)
-        if self._shown is not None and now is not None and not res.truncated:
-            self._shown.outline(rel, now[1], self.turn, len(res.results), q.limit)
+        if rr is not None and now is not None and not res.truncated:
+            rr.shown.outline(rel, now[1], self.turn, len(res.results), q.limit)
         return res
 
     def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
@@ -486,84 +342,18 @@ class Workspace:
         ``add`` (``text``, optionally tied to ``paths`` and ``symbols``), ``list``, ``read``
         (``id``), ``delete`` (``id``). A note whose paths or symbols changed since it was
         written is marked stale when listed or read."""
-        from .notes import stale_of
+        from .notes import answer
         from .query import NotesQuery
 
         q = NotesQuery.make(action=action, text=text, id=id, paths=paths, symbols=symbols)
-        store = self.note_store()
-        if q.action == "add":
-            ties = tuple((t.path, self._content_sha(t.path)) for t in (self.policy.resolve(p, want="file") for p in q.paths))
-            defs = tuple((name, self._symbol_sha(name, must=True)) for name in q.symbols)
-            note = store.add(q.text or "", ties, defs)
-            res = Result("notes", [note], total=1)
-            res.add_notice(f"note #{note.id} kept outside the tree ({store.path}); read it with notes action=read id={note.id}.")
-            return self._finish(res, [p for p, _ in note.paths], max_tokens, content=False)
-        if q.action == "delete":
-            note = store.delete(q.id or 0)
-            res = Result("notes", [], total=0)
-            res.add_notice(f"note #{note.id} deleted.")
-            return self._finish(res, [], max_tokens, content=False)
-        found = [store.read(q.id or 0)] if q.action == "read" else store.list()
-        judged = [stale_of(n, self._content_sha_or_none, self._symbol_sha) for n in found]
-        res = Result("notes", judged if q.action == "read" else [_brief(n) for n in judged], total=len(judged))
-        if store.notice:
-            res.add_notice(store.notice)
-        stale = sum(1 for n in judged if n.stale)
-        if q.action == "list":
-            res.add_notice(
-                f"{len(judged):,} note{'s' if len(judged) != 1 else ''}"
-                + (f", {stale:,} stale (a path or symbol changed since written)" if stale else "")
-                + "; read one with notes action=read id=N."
-                if judged
-                else "no notes kept for this repository; add one with notes action=add text=..."
-            )
-        return self._finish(res, [], max_tokens, content=False)
+        res, shown = answer(self.note_store(), q, self.policy, lambda: self.code)
+        return self._finish(res, shown, max_tokens, content=False)
 
     def note_store(self):
         """The notes of this repository (:class:`jitctx.notes.NoteStore`)."""
         from .notes import NoteStore
 
         return NoteStore(str(self.root))
-
-    def _content_sha(self, rel: str) -> str | None:
-        import hashlib
-
-        with self.policy.opener() as opener:
-            data, st = opener.read(rel, 8 * 1024 * 1024 + 1)
-        if len(data) > 8 * 1024 * 1024:
-            return f"size:{st.st_size}:{st.st_mtime_ns}"  # judged by size and mtime, as the ledger does
-        return hashlib.sha256(data).hexdigest()
-
-    def _content_sha_or_none(self, rel: str) -> str | None:
-        from .errors import JitctxError
-
-        try:
-            return self._content_sha(self.policy.resolve(rel, want="file").path)
-        except (JitctxError, OSError):
-            return None
-
-    def _symbol_sha(self, name: str, *, must: bool = False) -> str | None:
-        """sha256 of the text of every definition named ``name`` (overloads together),
-        ``None`` if there is none now."""
-        import hashlib
-
-        from .errors import JitctxError, QueryError
-
-        found = self.code.symbols(name, under="", kind=None, limit=50).results
-        hits = sorted((s for s in found if s.qualname == name or s.name == name), key=lambda s: (s.path, s.start_line))
-        if not hits:
-            if must:
-                raise QueryError(f"no definition named {name!r} to tie the note to", hint="find it with symbols query=..., or tie the note to its file with paths", field="symbols")
-            return None
-        h = hashlib.sha256()
-        try:
-            with self.policy.opener() as opener:
-                for s in hits:
-                    data, _ = opener.read(s.path, 8 * 1024 * 1024)
-                    h.update(f"{s.path}:{s.qualname}\0".encode() + b"\n".join(data.split(b"\n")[s.start_line - 1 : s.end_line]) + b"\0")
-        except (JitctxError, OSError):
-            return None
-        return h.hexdigest()
 
     def read_regions(self, path: str, spans: list[tuple[int, int]]) -> Result:
         """Several line ranges of one file read at once, as excerpts (``head``'s
@@ -842,22 +632,6 @@ class Refreshed:
 
     def to_event(self) -> dict:
         return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}
-
-
-def _brief(note):
-    """A note as a list shows it: its first line."""
-    from dataclasses import replace as _replace
-
-    return _replace(note, brief=True)
-
-
-def _turns(turns) -> str:
-    turns = list(turns)
-    return f"turn {turns[0]}" if len(turns) == 1 else "turns " + ", ".join(map(str, turns))
-
-
-def _tool(q: HeadQuery | TailQuery) -> str:
-    return "head" if isinstance(q, HeadQuery) else "tail"
 
 
 def _warm_results() -> None:
