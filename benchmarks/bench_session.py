@@ -239,13 +239,18 @@ def run(root: Path, script: list[tuple], *, rereads: bool, count) -> dict:
                 out["diffs"] += isinstance(item, Diff)
                 out["unchanged"] += isinstance(item, Unchanged)
             if kind in ("head", "tail", "force"):
-                truth = _lines(root, step[1])
-                a, b = (step[2], step[2] + step[3] - 1) if kind != "tail" else (max(1, len(truth) - step[2] + 1), len(truth))
-                wrong, missing = mem.check(step[1], a, b, truth)
-                out["wrong"] += wrong
-                out["missing"] += missing
-                out["reads"] += 1
+                _check_read(root, step, mem, out)
     return out
+
+
+def _check_read(root: Path, step: tuple, mem: Memory, out: dict) -> None:
+    """What the memory knows of the lines a read step asked for, against the file now."""
+    truth = _lines(root, step[1])
+    a, b = (step[2], step[2] + step[3] - 1) if step[0] != "tail" else (max(1, len(truth) - step[2] + 1), len(truth))
+    wrong, missing = mem.check(step[1], a, b, truth)
+    out["wrong"] += wrong
+    out["missing"] += missing
+    out["reads"] += 1
 
 
 def _clone(mirror: str, dest: Path) -> Path:
@@ -303,12 +308,7 @@ def run_variant(root: Path, script: list[tuple], count) -> dict:
             res = ws.tail(step[1], n=step[2]) if kind == "tail" else ws.head(step[1], start=step[2], n=step[3], force=kind == "force")
             for item in res.results:
                 mem.take(item)
-            truth = _lines(root, step[1])
-            a, b = (step[2], step[2] + step[3] - 1) if kind != "tail" else (max(1, len(truth) - step[2] + 1), len(truth))
-            wrong, missing = mem.check(step[1], a, b, truth)
-            out["wrong"] += wrong
-            out["missing"] += missing
-            out["reads"] += 1
+            _check_read(root, step, mem, out)
     return out
 
 
