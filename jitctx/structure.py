@@ -18,6 +18,7 @@ import os
 import stat
 import sys
 import time
+from dataclasses import replace
 
 from .cache import index_file
 from .errors import PathError, QueryError
@@ -107,10 +108,11 @@ def _progress_printer() -> Callable[[int, int], None] | None:
 class CodeIndex:
     """The index of one workspace's repository, opened on first use."""
 
-    def __init__(self, repo: Repo, policy: PathPolicy, *, cache_dir: str | None = None) -> None:
+    def __init__(self, repo: Repo, policy: PathPolicy, *, cache_dir: str | None = None, count: Callable[[str], int] | None = None) -> None:
         self.repo = repo
         self.policy = policy
         self.cache_dir = cache_dir
+        self.count = count  # prices a definition when shown (the index stores none: issue 23)
         self._index: Index | None = None
         self.last: RefreshStats | None = None
 
@@ -194,6 +196,21 @@ class CodeIndex:
         entry = self._entries([rel])
         return bool(entry) and _row_matches(self.index.state(rel), entry[0])
 
+    def priced(self, path: str, found) -> tuple[Definition, ...]:
+        """``found`` (definitions of ``path``) with their tokens: the exact cost of reading
+        each whole (``head --symbol``'s lines), counted now for those the index has none for
+        (through ``count``, whose cache remembers them by content)."""
+        if self.count is None or all(d.tokens is not None for d in found):
+            return tuple(found)
+        from .code.analyze import definition_text
+        from .text import decode, split_lines, strip_bom
+
+        with self.policy.opener() as opener:
+            data = _peek_bytes(opener, path)
+        lines = split_lines(decode(strip_bom(data))[0])
+        count = self.count
+        return tuple(d if d.tokens is not None else replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found)
+
     def _symbol(self, path: str, d: Definition) -> Symbol:
         try:
             st = os.lstat(os.path.join(self.repo.root, path))
@@ -221,7 +238,7 @@ class CodeIndex:
         found = self.definitions(rel)
         state = self.index.state(rel)
         res.total = len(found)
-        res.results = [self._symbol(rel, d) for d in found[:limit]]
+        res.results = [self._symbol(rel, d) for d in self.priced(rel, found[:limit])]
         if len(found) > limit:
             res.truncated = True
             res.notice = f"showing {limit:,} of {len(found):,} definitions; raise limit to see more, or use symbols to find one by name."
@@ -256,7 +273,11 @@ class CodeIndex:
                 self.refresh(stale, progress=False)
             found = self.index.find(query, kind=kind, under=scope, limit=limit)
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
-        res.results = [self._symbol(h.path, h.definition) for h in found.hits]
+        by_file: dict[str, list] = {}
+        for h in found.hits:
+            by_file.setdefault(h.path, []).append(h.definition)
+        priced = {p: dict(zip(map(id, ds), self.priced(p, ds))) for p, ds in by_file.items()}
+        res.results = [self._symbol(h.path, priced[h.path][id(h.definition)]) for h in found.hits]
         if found.truncated:
             res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
         elif not found.hits:

@@ -212,7 +212,7 @@ class Workspace:
 
             with self._lock:
                 if self._code is None:
-                    self._code = CodeIndex(self.repo, self.policy)
+                    self._code = CodeIndex(self.repo, self.policy, count=self.content_counts.count)  # definitions priced when shown
         return self._code
 
     def outline(self, path: str, *, limit: int = 500, force: bool = False, max_tokens: int | None = None) -> Result:

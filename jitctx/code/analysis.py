@@ -13,6 +13,7 @@ the project's safe-open seam) nor write anything.
 from __future__ import annotations
 
 import pickle
+import zlib
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -25,7 +26,10 @@ __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]
 
 # (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens)
 DefinitionRow = tuple
-# ("ok", (rows, path_terms, content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None)
+# ("ok", (rows, path_terms, packed content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
+# the content's words zlib-compressed where they are made (a worker): the store keeps them so
+# (lexdocs), and a pickle of a fifth of the size crosses the pipe
+
 Outcome = tuple
 
 _CHUNK_FILES = 64
@@ -64,7 +68,8 @@ def analyze_one(analyze: Callable, path: str, data: bytes) -> Outcome:
             return ("declined", None)
         definitions, path_terms, content_terms = result
         rows = tuple(_row(d) for d in definitions)
-        return ("ok", (rows, _text(path_terms), _text(content_terms)))
+        text = _text(content_terms)
+        return ("ok", (rows, _text(path_terms), zlib.compress(text.encode("utf-8", "surrogatepass"), 1) if text else b""))
     except Exception as exc:  # noqa: BLE001 -- one file's failure is data; the refresh goes on
         return ("failed", type(exc).__name__)
 

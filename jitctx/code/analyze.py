@@ -1,22 +1,20 @@
-"""What the index stores for one file: its definitions, priced, and its lexical words.
+"""What the index stores for one file: its definitions and its lexical words.
 
 Owns :func:`analyze`, the extraction the index is refreshed with
 (``Index.refresh(..., analyze)``), and its identity :data:`ANALYZER` (rows
 made by another identity are rebuilt, never trusted). For every text file:
 the path's and the content's words (``words``); for a file with a grammar
-(``parse.language_for``), its outline's definitions, each with ``tokens``,
-the exact cost of reading it whole (the lines ``head --symbol`` shows, as
-the tokenizer counts an excerpt's content). A binary file (a NUL byte in its
-first 8 KiB) is declined. Module level and free of state, so that it
+(``parse.language_for``), its outline's definitions. Their token costs are
+not counted here (issue 23: ~12 % of a cold build for counts mostly never
+shown): :func:`definition_text` is what the code index prices when it shows
+one. A binary file (a NUL byte in its first 8 KiB) is declined. Module level and free of state, so that it
 pickles into worker processes. Does not read files (the index's caller
 does, through the safe-open seam) nor rank anything.
 """
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from ..text import decode, is_binary, split_lines, strip_bom
+from ..text import decode, is_binary, strip_bom
 from . import words
 from .outline import outline
 from .parse import language_for
@@ -24,7 +22,7 @@ from .parse import language_for
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
-ANALYZER = "jitctx.code.analyze/2"  # 2: plural acronyms (URLs) are one word
+ANALYZER = "jitctx.code.analyze/3"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown)
 
 
 def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
@@ -41,14 +39,6 @@ def analyze(path: str, data: bytes) -> tuple[list, str, str] | None:
         return None
     data = strip_bom(data)
     text = decode(data)[0]  # as peek decodes: invalid UTF-8 replaced
-    definitions: list = []
     language = language_for(path, data[:256])
-    if language is not None:
-        found = outline(language, data).definitions
-        if found:
-            from ..tokens import get_tokenizer  # tiktoken: only for files with definitions
-
-            count = get_tokenizer().count
-            lines = split_lines(text)
-            definitions = [replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found]
+    definitions = list(outline(language, data).definitions) if language is not None else []
     return definitions, words.path_terms(path), words.content_terms(text)

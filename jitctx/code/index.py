@@ -130,8 +130,9 @@ class Index:
         with store.Transaction(conn):
             row = conn.execute("SELECT value FROM meta WHERE key = 'analyzer'").fetchone()
             if row is not None and row[0] != self.analyzer:
-                for table in ("definitions", "lexical", "files"):
+                for table in ("definitions", "lexdocs", "files"):
                     conn.execute(f"DELETE FROM {table}")
+                conn.execute("INSERT INTO lexical(lexical) VALUES ('delete-all')")  # contentless: emptied whole
                 conn.execute("DELETE FROM meta WHERE key LIKE 'listing:%'")
                 conn.execute("UPDATE meta SET value = CAST(value AS INTEGER) + 1 WHERE key = 'generation'")
                 self.notice = f"the store {path} was built by analyzer {row[0]!r}; rebuilt for {self.analyzer!r}"

@@ -22,6 +22,7 @@ from __future__ import annotations
 
 import hashlib
 import time
+import zlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
@@ -72,10 +73,19 @@ _UPSERT = (
 )
 _SIGNATURE = "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?, indexed_ns = ? WHERE path = ?"
 _DROP_DEFINITIONS = "DELETE FROM definitions WHERE file_id = ?"
-_DROP_LEXICAL = "DELETE FROM lexical WHERE rowid = ?"
+_LEXDOC = "DELETE FROM lexdocs WHERE id = ? RETURNING path_terms, content"
+_FORGET_LEXICAL = "INSERT INTO lexical(lexical, rowid, path_terms, content_terms) VALUES ('delete', ?, ?, ?)"
 _DROP_FILE = "DELETE FROM files WHERE path = ? RETURNING id"
 _ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _ADD_LEXICAL = "INSERT INTO lexical(rowid, path_terms, content_terms) VALUES (?, ?, ?)"
+_ADD_LEXDOC = "INSERT INTO lexdocs VALUES (?, ?, ?)"
+
+
+def drop_lexical(conn: sqlite3.Connection, file_id: int) -> None:
+    """Take a file's words out of the contentless ``lexical``: told the words it was given."""
+    row = conn.execute(_LEXDOC, (file_id,)).fetchone()
+    if row is not None:
+        conn.execute(_FORGET_LEXICAL, (file_id, row[0], zlib.decompress(row[1]).decode("utf-8", "surrogatepass")))
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -146,23 +156,25 @@ class _Writer:
                 for path in self._removed:
                     for (file_id,) in conn.execute(_DROP_FILE, (path,)).fetchall():
                         conn.execute(_DROP_DEFINITIONS, (file_id,))
-                        conn.execute(_DROP_LEXICAL, (file_id,))
+                        drop_lexical(conn, file_id)
                 if self._signatures:
                     conn.executemany(_SIGNATURE, self._signatures)
                 for row, analysed in self._rows:
                     file_id = conn.execute(_UPSERT, row).fetchone()[0]
                     conn.execute(_DROP_DEFINITIONS, (file_id,))
-                    conn.execute(_DROP_LEXICAL, (file_id,))
+                    drop_lexical(conn, file_id)
                     if analysed is None:
                         continue
-                    definitions, path_terms, content_terms = analysed
+                    definitions, path_terms, packed = analysed
                     if definitions:
                         conn.executemany(
                             _ADD_DEFINITION,
                             [(file_id, seq, *d, rqual(d[2])) for seq, d in enumerate(definitions)],
                         )
-                    if path_terms or content_terms:
+                    if path_terms or packed:
+                        content_terms = zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""
                         conn.execute(_ADD_LEXICAL, (file_id, path_terms, content_terms))
+                        conn.execute(_ADD_LEXDOC, (file_id, path_terms, packed or b""))
             self._removed.clear()
             self._signatures.clear()
             self._rows.clear()

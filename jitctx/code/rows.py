@@ -25,7 +25,11 @@ Schema (one SQLite file per repository)::
           tokens,                          NULL when not counted
           rqual)                           rqual(qualname): folded, reversed
       INDEX ON lower(name), INDEX ON rqual  (a qualname suffix is a range of rqual)
-    lexical USING fts5(path_terms, content_terms, tokenize='ascii')   rowid = files.id
+    lexical USING fts5(path_terms, content_terms, tokenize='ascii', content='')
+                                           rowid = files.id; contentless: the index alone
+    lexdocs(id INTEGER PRIMARY KEY,        = files.id: what was given to lexical, kept to take it
+          path_terms,                      out again (a contentless table deletes a row only
+          content)                         when told its words); content zlib-compressed
 
 Content at two paths is stored twice: ``analyze`` is given the path (the
 language comes from the extension) and the path terms differ anyway, so a
@@ -52,7 +56,7 @@ __all__ = [
     "rqual",
 ]
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md)
 
 SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -87,7 +91,8 @@ SCHEMA = (
     "CREATE INDEX definitions_rqual ON definitions(rqual)",
     # The caller's words are already split: the ascii tokenizer only folds ASCII case, and
     # writes and ranks twice as fast as unicode61.
-    "CREATE VIRTUAL TABLE lexical USING fts5(path_terms, content_terms, tokenize = 'ascii')",
+    "CREATE VIRTUAL TABLE lexical USING fts5(path_terms, content_terms, tokenize = 'ascii', content = '')",
+    "CREATE TABLE lexdocs(id INTEGER PRIMARY KEY, path_terms TEXT NOT NULL, content BLOB NOT NULL)",
 )
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
