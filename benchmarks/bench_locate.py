@@ -27,6 +27,12 @@ by each method, the methods one after the other on the same task. Methods:
   instructions section (AGENTS.md, README) is not evidence. A window over
   the budget is an error (a miss). The route taken is recorded. jitctx builds whatever it caches on that
   first call: the time is a cold start.
+- ``jitctx-cold``: ``jitctx-context`` with no index at all before each task
+  (an empty ``JITCTX_CACHE_DIR`` of its own, no warm server): the first
+  answer a user gets on a tree opened for the first time (issue 23: a
+  first pass without the index while it is built in the background). The
+  background builder it starts is killed, and its cache removed, after the
+  task.
 
 Figures, per method (all tasks, then per repository): hit@1 (the first file
 is gold), hit@5 (a gold file among the first 5), all@10 (every gold file
@@ -56,7 +62,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from locate_tasks import kind
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or Path(__file__).resolve().parent / ".data") / "locate"
-METHODS = ("bm25", "bm25-all", "jitctx", "jitctx-context")
+METHODS = ("bm25", "bm25-all", "jitctx", "jitctx-context", "jitctx-cold")
 BINARY_PROBE = 8000  # bytes searched for a NUL, as git does
 RANKED = 200  # bm25 candidates considered for the window
 MIN_FILE_TOKENS = 20  # the window is full when less is left
@@ -147,8 +153,9 @@ class Bm25:
 class Jitctx:
     """jitctx as a subprocess (module docstring): ``locate`` when it exists, else ``context``."""
 
-    def __init__(self, budget: int, timeout: float, route: str = "locate") -> None:
-        self.budget, self.timeout = budget, timeout
+    def __init__(self, budget: int, timeout: float, route: str = "locate", *, cold: bool = False) -> None:
+        self.budget, self.timeout, self.cold = budget, timeout, cold
+        self.env: dict | None = None
         script = Path(sys.executable).with_name("jitctx")
         self.argv = [str(script)] if script.exists() else [sys.executable, "-m", "jitctx"]
         probe = self._run(["locate", "--help"])
@@ -159,6 +166,7 @@ class Jitctx:
         return subprocess.run(
             [*self.argv, *args],
             cwd=cwd,
+            env=self.env,
             capture_output=True,
             text=True,
             timeout=self.timeout,
@@ -166,6 +174,21 @@ class Jitctx:
         )
 
     def run(self, task: str, root: Path) -> dict:
+        if not self.cold:
+            return self._task(task, root)
+        import shutil
+        import tempfile
+
+        cache = tempfile.mkdtemp(prefix="jitctx-cold-")
+        self.env = {**os.environ, "JITCTX_CACHE_DIR": cache, "JITCTX_SERVER": "0"}
+        try:
+            return self._task(task, root)
+        finally:
+            self.env = None
+            _kill_mentioning(cache)
+            shutil.rmtree(cache, ignore_errors=True)
+
+    def _task(self, task: str, root: Path) -> dict:
         t = time.perf_counter()
         try:
             size = ["--limit", "10"] if self.route == "locate" else ["--budget", str(self.budget)]
@@ -195,6 +218,21 @@ class Jitctx:
             if tokens is not None and tokens > self.budget:
                 return {"files": files, "tokens": tokens, "seconds": seconds, "error": f"window of {tokens:,} tokens is over the budget {self.budget:,}"}
         return {"files": files, "tokens": tokens, "seconds": seconds}
+
+
+def _kill_mentioning(text: str) -> None:
+    """Kill the processes whose command line holds ``text`` (a cold run's background builder)."""
+    import signal
+
+    for pid in os.listdir("/proc"):
+        if not pid.isdigit():
+            continue
+        try:
+            with open(f"/proc/{pid}/cmdline", "rb") as f:
+                if text.encode() in f.read():
+                    os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def evidence_files(text: str) -> list[str]:
@@ -370,7 +408,7 @@ def main(argv: list[str] | None = None) -> int:
     }
     for m in methods:
         if m.startswith("jitctx"):
-            runners[m] = j = Jitctx(args.budget, args.timeout, "context" if m == "jitctx-context" else "locate")
+            runners[m] = j = Jitctx(args.budget, args.timeout, "locate" if m == "jitctx" else "context", cold=m == "jitctx-cold")
             config |= {
                 f"{m}_version": j.version,
                 f"{m}_route": j.route,

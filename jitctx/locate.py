@@ -38,7 +38,8 @@ from __future__ import annotations
 import bisect
 import math
 import re
-from collections.abc import Callable, Iterable
+import time
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -330,13 +331,15 @@ class FileHit:
 class Located:
     """The answer: ``files`` best first (cut to the limit), ``total`` files
     that matched any term, the ``terms`` used (term -> weight), ``notice``
-    (what was cut or dropped, in words), ``warnings``."""
+    (what was cut or dropped, in words), ``warnings``; ``cut``: the search for
+    candidates stopped short (time), so no file found is not "no file holds them"."""
 
     files: tuple[FileHit, ...]
     total: int
     terms: TaskTerms
     notice: str | None = None
     warnings: tuple[str, ...] = field(default=())
+    cut: bool = False
 
 
 # -- ranking -------------------------------------------------------------------------
@@ -354,12 +357,16 @@ def _expression(weights: dict[str, int], content_only: set[str]) -> str:
     return " OR ".join(parts)
 
 
-def _idf(documents: int, docs: int) -> float:
+def idf_of(documents: int, docs: int) -> float:
+    """A term's inverse document frequency (FTS5's bm25 form)."""
     return math.log(1.0 + (documents - docs + 0.5) / (docs + 0.5))
 
 
 @dataclass(slots=True)
-class _Candidate:
+class Candidate:
+    """A file being ranked: its ``lexical`` score (BM25), the task's names it defines
+    (``symbols``, their ``bonus``, the ``definitions`` found), the final ``score``."""
+
     path: str
     lexical: float
     size: int
@@ -370,17 +377,16 @@ class _Candidate:
     definitions: list = field(default_factory=list)  # (definition, name matched) from the symbol lookup
 
 
-def rank(index, terms: TaskTerms) -> tuple[list[_Candidate], dict[str, float], int]:
+def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], int]:
     """Candidate files best first, each term's IDF, and how many files matched."""
     documents, counts = index.term_counts(terms.weights)
     weights = {t: w for t, w in terms.weights.items() if t in counts}
-    idf = {t: _idf(documents, max(counts[t])) for t in weights}
+    idf = {t: idf_of(documents, max(counts[t])) for t in weights}
     content_only = {t for t in weights if documents >= 20 and counts[t][0] > UNIVERSAL_PATH * documents}
-    found: dict[str, _Candidate] = {}
+    found: dict[str, Candidate] = {}
     if weights:
         for path, score, size, is_test in index.search(_expression(weights, content_only), weights=(PATH_WEIGHT, 1.0), limit=CANDIDATES):
-            found[path] = _Candidate(path, score, size, "test" if is_test else file_role(path))
-    top = max((c.lexical for c in found.values()), default=0.0) or 1.0
+            found[path] = Candidate(path, score, size, "test" if is_test else file_role(path))
     # exact definitions of the code-like names the task gives
     for name in terms.names:
         try:
@@ -396,23 +402,42 @@ def rank(index, terms: TaskTerms) -> tuple[list[_Candidate], dict[str, float], i
             c = found.get(h.path)
             if c is None:
                 state = index.state(h.path)
-                c = found[h.path] = _Candidate(h.path, 0.0, state.size if state else 0, "test" if h.is_test else file_role(h.path))
+                c = found[h.path] = Candidate(h.path, 0.0, state.size if state else 0, "test" if h.is_test else file_role(h.path))
             if name not in c.symbols:
                 c.symbols.append(name)
                 c.bonus += share
             c.definitions.append((h.definition, name))
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
-    for c in found.values():
+
+    def path_share(c: Candidate) -> float:
         in_path = set(W.path_terms(c.path).split())
-        path_share = sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
-        cue = any(("/" + cue + "/") in ("/" + c.path) or c.path.startswith(cue) for cue in terms.cues)
-        prior = ROLE_PRIOR[c.role]
-        if (c.role == "test" and terms.tests) or (c.role == "doc" and terms.docs):
-            prior = max(prior, ROLE_PRIOR_ASKED[c.role])
-        prior *= 1.0 + SIZE_PRIOR * math.log1p(c.size / 4096)
-        c.score = prior * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cue else 0.0) + PATH_BONUS * path_share)
-    ordered = sorted(found.values(), key=lambda c: (-c.score, c.path))
-    return ordered, idf, len(found)
+        return sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
+
+    return rescore(found.values(), terms, path_share), idf, len(found)
+
+
+def prior(c: Candidate, terms: TaskTerms) -> float:
+    """The file's prior: its role's (raised when the task asks for tests or docs), times a
+    log-size prior."""
+    p = ROLE_PRIOR[c.role]
+    if (c.role == "test" and terms.tests) or (c.role == "doc" and terms.docs):
+        p = max(p, ROLE_PRIOR_ASKED[c.role])
+    return p * (1.0 + SIZE_PRIOR * math.log1p(c.size / 4096))
+
+
+def cued(path: str, terms: TaskTerms) -> bool:
+    """Whether ``path`` lies under a folder the task names."""
+    return any(("/" + cue + "/") in ("/" + path) or path.startswith(cue) for cue in terms.cues)
+
+
+def rescore(found: Iterable[Candidate], terms: TaskTerms, path_share: Callable[[Candidate], float]) -> list[Candidate]:
+    """Score each candidate ``prior × (bm25 / best + symbol bonus + path cue + path words)``
+    (``path_share``: the share of the task's weight its path's words carry); best first."""
+    found = list(found)
+    top = max((c.lexical for c in found), default=0.0) or 1.0
+    for c in found:
+        c.score = prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
+    return sorted(found, key=lambda c: (-c.score, c.path))
 
 
 # -- regions -------------------------------------------------------------------------
@@ -540,7 +565,7 @@ def regions(
     return chosen
 
 
-def _file_why(c: _Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:
+def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:
     out = [f"defines {s}" for s in c.symbols]
     in_path = set(W.path_terms(c.path).split())
     path_hits = [t for t in terms.weights if t in in_path]
@@ -572,35 +597,70 @@ def locate(
     """
     terms = task_terms(task, repo_name=repo_name)
     ordered, idf, total = rank(index, terms)
+    notes = task_notes(task, terms)
+    files = show(
+        ordered[:limit], terms, idf, read, lambda path, data: index.definitions(path), count=count, file_tokens=file_tokens, regions_per_file=regions_per_file, notes=notes
+    )
+    return Located(tuple(files), total, terms, "; ".join(notes) or None)
+
+
+def task_notes(task: str, terms: TaskTerms) -> list[str]:
+    """What was cut from the task itself, in words."""
+    notes = []
+    if terms.cut:
+        notes.append(f"the task is long: searched its first {len(terms.weights)} of {terms.total} distinct terms")
+    if len(task) > MAX_TASK_CHARS:
+        notes.append(f"only the first {MAX_TASK_CHARS:,} of {len(task):,} characters of the task were read")
+    return notes
+
+
+def show(
+    shown: list[Candidate],
+    terms: TaskTerms,
+    idf: dict[str, float],
+    read: Callable[[str], tuple[bytes, float] | None],
+    definitions: Callable[[str, bytes], Sequence],
+    *,
+    count: Callable[[str], int] | None = None,
+    file_tokens: bool = True,
+    regions_per_file: int = REGIONS,
+    end: float | None = None,
+    notes: list[str] | None = None,
+) -> list[FileHit]:
+    """The shown files: each read (``read`` as for ``locate``), its regions on
+    ``definitions(path, data)``, why, lines and whole-file tokens. ``end`` (monotonic
+    seconds): a file met past it is listed without them, and ``notes`` says so."""
     weights = {t: terms.weights[t] * idf.get(t, 1.0) for t in terms.weights}
 
     def weight(t: str) -> float:
         return weights.get(t, 0.0)
 
     files: list[FileHit] = []
-    for c in ordered[:limit]:
-        got = read(c.path)
-        regs: list[Region] = []
-        tokens = lines = None
+    late = unpriced = 0
+    for c in shown:
+        over = end is not None and time.monotonic() >= end
+        got = None if over else read(c.path)
+        late += over
+        if got is None:
+            files.append(FileHit(c.path, c.size, 0.0, c.score, c.role, file_why(c, terms, set(), weight)))
+            continue
+        data, mtime = got
+        text = data.decode("utf-8", "replace").replace("\r\n", "\n").removeprefix("\ufeff")
         present: set[str] = set()
-        mtime = 0.0
-        size = c.size
-        if got is not None:
-            data, mtime = got
-            size = len(data)
-            text = data.decode("utf-8", "replace").replace("\r\n", "\n")
-            if text.startswith("\ufeff"):
-                text = text[1:]
-            regs = regions(c.path, text, index.definitions(c.path), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present)
-            tokens = count(text) if count is not None and file_tokens else None
-            lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
-        files.append(FileHit(c.path, size, mtime, c.score, c.role, _file_why(c, terms, present, weight), tuple(regs), tokens, lines))
-    notes = []
-    if terms.cut:
-        notes.append(f"the task is long: searched its first {len(terms.weights)} of {terms.total} distinct terms")
-    if len(task) > MAX_TASK_CHARS:
-        notes.append(f"only the first {MAX_TASK_CHARS:,} of {len(task):,} characters of the task were read")
-    return Located(tuple(files), total, terms, "; ".join(notes) or None)
+        regs = regions(c.path, text, definitions(c.path, data), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present)
+        tokens = None
+        if count is not None and file_tokens:
+            if end is None or time.monotonic() < end:
+                tokens = count(text)
+            else:
+                unpriced += 1
+        lines = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+        files.append(FileHit(c.path, len(data), mtime, c.score, c.role, file_why(c, terms, present, weight), tuple(regs), tokens, lines))
+    if notes is not None and late:
+        notes.append(f"{late} shown file{'s' if late != 1 else ''} listed without regions: the time ran out")
+    if notes is not None and unpriced:
+        notes.append(f"{unpriced} shown file{'s' if unpriced != 1 else ''} not priced whole: the time ran out")
+    return files
 
 
 def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
@@ -614,7 +674,9 @@ def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
     res.extra = {"terms": dict(found.terms.weights), "dropped": list(found.terms.dropped), "notes": notes}
     for text in notes:
         res.add_notice(text)
-    if not found.files:
+    if not found.files and found.cut:
+        res.add_notice("no file was found before the time ran out; ask again once the index is built, or name a function, a file or a message the code prints.")
+    elif not found.files:
         res.add_notice(f"no file holds any of the task's terms ({', '.join(list(found.terms.weights)[:12])}); name a function, a file or a message the code prints.")
     elif res.truncated:
         more = "+" if found.total >= CANDIDATES else ""

@@ -167,13 +167,16 @@ class CodeIndex:
 
         return read
 
-    def refresh(self, paths: list[str] | None = None, *, progress: bool = True, entries: list | None = None) -> RefreshStats:
+    def refresh(
+        self, paths: list[str] | None = None, *, progress: bool | Callable[[int, int], None] = True, entries: list | None = None, complete: bool | None = None
+    ) -> RefreshStats:
         """Bring the index up to date: with the whole universe (``paths`` None), or
         only with ``paths`` (repo-relative files; others are left as they are),
-        or with ``entries`` already statted (``_entries``; a partial listing)."""
+        or with ``entries`` already statted (``_entries``; a partial listing).
+        ``progress``: a line on a terminal (True), or ``progress(done, total)``."""
         from .code.analyze import analyze
 
-        complete = paths is None and entries is None
+        complete = (paths is None and entries is None) if complete is None else complete
         if entries is None:
             entries = self._entries(self.repo.files() if paths is None else paths)
         workers = min(os.cpu_count() or 1, 4) if len(entries) > 200 else 1
@@ -185,9 +188,18 @@ class CodeIndex:
                 complete=complete,
                 max_bytes=_MAX_BYTES,
                 workers=workers,
-                progress=_progress_printer() if progress else None,
+                progress=progress if callable(progress) else _progress_printer() if progress else None,
             )
         return self.last
+
+    def pending(self, entries: list) -> tuple[list[str], list[str], list[str]]:
+        """What a complete refresh with ``entries`` (``_entries`` of the universe) would read,
+        hash again and remove, without doing it (``code.refresh.pending``)."""
+        return self.index.pending(entries, max_bytes=_MAX_BYTES)
+
+    def entries(self) -> list:
+        """The universe as the index is refreshed with it (listed, statted, denied names out)."""
+        return self._entries(self.repo.files())
 
     # -- the primitives -------------------------------------------------------
 

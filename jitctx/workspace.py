@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import threading
+import time
 from dataclasses import dataclass, replace
 
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
@@ -29,6 +30,8 @@ if TYPE_CHECKING:
     from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
+
+QUICK_SECONDS = 2.5  # from a locate call's start: the deadline of its first pass when the index is being built
 
 
 class Workspace:
@@ -284,8 +287,11 @@ class Workspace:
         Each result is a file (path, size, mtime, score, role, why, whole-file
         tokens) with its best regions (definitions or line windows: lines,
         symbol, signature, exact tokens, why). No content beyond a signature
-        line. The code index is brought up to date first (incremental; the
-        first call builds it). ``extra``: the ``terms`` searched and the
+        line. The code index is brought up to date first when that is quick
+        (a few hundred changed files); otherwise it is built in the background
+        (``build``) and this answer comes from the index as it is (a notice names
+        what is not in it yet) or, when little of the tree is indexed, from a
+        quick pass without it (``quick``); the notice says how far the build is. ``extra``: the ``terms`` searched and the
         words ``dropped``, ``notes`` (the notice without the cut). Bad input (an
         empty task, only stop words) is a ``QueryError`` naming it.
         ``file_tokens=False`` skips pricing whole files (regions are always priced).
@@ -295,10 +301,18 @@ class Workspace:
         from .redact import redact_text
         from .refs import mtime_of
 
+        started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
         code = self.code
-        stats = code.refresh()
-        notices = [stats.notice + " (slower: the index is rebuilt each time)"] if stats.notice and code.index.path is None else [stats.notice] if stats.notice else []
+        entries = code.entries()
+        plan = self._plan_index(code, entries)
+        notices: list[str] = []
+        if plan.mode == "current":
+            stats = code.refresh(entries=entries, complete=True) if plan.inline() else None
+            if stats is not None and stats.notice:
+                notices.append(stats.notice + (" (slower: the index is rebuilt each time)" if code.index.path is None else ""))
+        else:
+            notices.append(self._building(code, plan))
         with self.policy.opener() as opener:
 
             def read(rel: str) -> tuple[bytes, float] | None:
@@ -310,10 +324,50 @@ class Workspace:
                     return None
                 return data, mtime_of(st)
 
-            found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
+            if plan.mode == "quick":
+                from .quick import quick_locate
+
+                found = quick_locate(
+                    self.repo,
+                    self.policy,
+                    q.task,
+                    read=read,
+                    repo_name=self.root.name,
+                    limit=q.limit,
+                    count=self.tokenizer.count,
+                    file_tokens=file_tokens,
+                    deadline=started + QUICK_SECONDS,
+                    universe=len(entries),
+                )
+            else:
+                found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
         res = to_result(found, notices=[*notices, *([q.notice] if q.notice else [])])
-        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results]
+        gone = set(plan.removed)
+        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results if f.path not in gone]
         return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
+
+    def _plan_index(self, code, entries: list):
+        """How far the code index is from the tree (``build.plan``)."""
+        from .build import plan
+
+        return plan(code, entries, stored=code.index.path is not None)
+
+    def _building(self, code, plan) -> str:
+        """Start (or find) the background build and say what this answer rests on."""
+        from . import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"{code.index.notice}: this answer comes from a quick pass over what grep finds (the index cannot be kept, so none is built)"
+        running = build.start(str(self.root), index_path)  # a process of its own, even from the server: a thread would share its GIL with the calls
+        got = build.progress(index_path)
+        far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.listed - len(plan.work):,} of {plan.listed:,} files indexed"
+        state = f"the index is being built in the background ({far})" if running else f"the index is behind the tree ({far}) and no background build could start"
+        if plan.mode == "quick":
+            return f"{state}: this answer comes from a quick pass over what grep finds; ranking may improve once it is built"
+        shown = ", ".join(plan.work[:5]) + (f" and {len(plan.work) - 5:,} more" if len(plan.work) > 5 else "")
+        gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
+        return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"
 
     def current(self, call) -> bool | None:
         """Whether what a jitctx tool call returned is still current: for head, tail and

@@ -61,6 +61,10 @@ def _bounds(under: str) -> tuple[str, str] | None:
     return lookup.prefix_range(folder + "/")
 
 
+_MAX_BYTES = refresh.MAX_BYTES
+_pending = refresh.pending  # the module's name is also a method's, below
+
+
 class Index:
     """The index of one repository; open with :meth:`open`. Thread-safe.
 
@@ -197,7 +201,7 @@ class Index:
         complete: bool = True,
         max_bytes: int = refresh.MAX_BYTES,
         workers: int = 1,
-        batch: int = refresh.BATCH,
+        batch: int | None = None,
         progress: Callable[[int, int], None] | None = None,
     ) -> RefreshStats:
         """Bring the index up to date with ``entries``.
@@ -216,7 +220,8 @@ class Index:
         in that many processes when there is at least ``refresh.POOL_MIN_BYTES``
         to analyse (``analyze`` must then be a module-level function, and the
         program's main module safe to import: workers are spawned); reads
-        stay in this process. Writes are committed every ``batch`` files.
+        stay in this process. Writes are committed every ``batch`` files
+        (None: ``refresh.BATCH``).
         ``progress(done, total)`` is called as files needing work are done.
         A complete listing identical to the last one this scope was
         refreshed with, when nothing was written since, is answered without
@@ -234,10 +239,16 @@ class Index:
             complete=complete,
             max_bytes=max_bytes,
             workers=workers,
-            batch=batch,
+            batch=refresh.BATCH if batch is None else batch,
             progress=progress,
         )
         return stats if self.notice is None else replace(stats, notice=self.notice)
+
+    def pending(self, entries: list[tuple[str, int, int, int, int]], *, max_bytes: int = _MAX_BYTES) -> tuple[list[str], list[str], list[str]]:
+        """What a complete refresh with ``entries`` would read, hash again and remove
+        (``refresh.pending``), unwritten: how far the index is from the tree, before
+        deciding to bring it up to date now."""
+        return self._run(_pending, entries, max_bytes=max_bytes)
 
     # -- queries -----------------------------------------------------------
 

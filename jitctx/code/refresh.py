@@ -37,6 +37,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "BATCH",
+    "pending",
     "MAX_BYTES",
     "POOL_MIN_BYTES",
     "RACY_NS",
@@ -325,6 +326,23 @@ class _Run:
                 self.skip(path, status)
                 self.writer.file(e, indexed_ns, blob, status)
             self.tick()
+
+
+def pending(conn: sqlite3.Connection, entries: list[Entry], *, max_bytes: int) -> tuple[list[str], list[str], list[str]]:
+    """What a complete refresh with ``entries`` would do, without doing it: the paths it
+    would read and analyse (new or changed), those it would only hash again (racy: the
+    row is there, its signature not yet trusted) and those it would remove. Nothing is
+    written."""
+    key, digest = listing.key(None, max_bytes), listing.digest(list(entries))
+    if digest and listing.unchanged(conn, key, digest, None):
+        return [], [], []
+    listed = {e[0]: tuple(e) for e in entries}
+    rows = _stored(conn, None, None)
+    run = _Run(conn, None, None, max_bytes=max_bytes, workers=1, batch=BATCH, progress=None)
+    racy = {r[0] for r in rows if r[5] == "racy" and listed.get(r[0], ())[1:5] == r[1:5]}
+    work = [e[0] for e in run.classify(listed, rows)]
+    removed = sorted({r[0] for r in rows} - listed.keys())
+    return [p for p in work if p not in racy], sorted(racy & set(work)), removed
 
 
 def refresh(

@@ -1,0 +1,203 @@
+"""The code index brought up to date in the background: one builder per index (issue 23).
+
+Owns starting a build that no call waits for (a detached process at the
+lowest priority, from the warm server too: a thread there would share the
+interpreter lock with the calls it serves), making sure two never
+build one index (an exclusive ``flock`` the builder holds for its life: a
+killed builder leaves no lock behind), and telling how far it got (a small
+status file the builder rewrites as it goes: ``done``/``total`` files).
+A build is an ordinary incremental refresh: it commits a batch at a time,
+so a killed one is resumed by the next (the rows it wrote are trusted,
+the rest read again). Does not own what a refresh does (``code.refresh``)
+or when a caller answers without waiting (``workspace``).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+
+__all__ = ["INLINE", "Plan", "Progress", "build_here", "plan", "progress", "start"]
+
+INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
+SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
+SMALL = 2_000  # files: an index that cannot be kept is still built in memory, each call (~1 s)
+
+
+class Progress:
+    """A build under way: ``done`` of ``total`` files read (``total`` 0: still listing)."""
+
+    __slots__ = ("done", "pid", "total")
+
+    def __init__(self, done: int, total: int, pid: int) -> None:
+        self.done, self.total, self.pid = done, total, pid
+
+    def percent(self) -> int:
+        return int(100 * self.done / self.total) if self.total else 0
+
+
+class Plan:
+    """How a call that needs the index answers: ``mode`` is ``current`` (nothing to do, or
+    little enough to do now: ``work`` files to read, ``racy`` to hash again, done inline;
+    an index that cannot be kept on a small tree: built in memory), ``partial`` (the
+    index, with ``work`` changed and ``removed`` gone files not yet in it) or ``quick``
+    (too little of the tree is indexed: a first pass without it)."""
+
+    __slots__ = ("listed", "mode", "racy", "removed", "work")
+
+    def __init__(self, mode: str, work: list[str], removed: list[str], listed: int, racy: list[str] | tuple[()] = ()) -> None:
+        self.mode, self.work, self.removed, self.listed, self.racy = mode, work, removed, listed, list(racy)
+
+    def inline(self) -> bool:
+        """Whether the call brings the index up to date itself."""
+        return self.mode == "current" and bool(self.work or self.removed or self.racy)
+
+
+def plan(code, entries: list, *, stored: bool) -> Plan:
+    """Decide for ``code`` (a ``structure.CodeIndex``) and the universe's ``entries``;
+    ``stored``: the index lives on disk (in memory, every process would build it whole).
+    Racy rows (indexed, only to be hashed again) count as indexed: a few hashes, no
+    analysis; they are checked whenever the call refreshes."""
+    work, racy, removed = code.pending(entries)
+    n = len(entries)
+    if not stored:
+        return Plan("current" if n <= SMALL else "quick", work, removed, n, racy)
+    if len(work) + len(removed) <= INLINE:
+        return Plan("current", work, removed, n, racy)
+    if len(work) >= SPARSE * max(1, n):
+        return Plan("quick", work, removed, n, racy)
+    return Plan("partial", work, removed, n, racy)
+
+
+def _paths(index_path: str) -> tuple[str, str]:
+    index_path = os.fspath(index_path)
+    return index_path + ".build.lock", index_path + ".build.json"
+
+
+def progress(index_path: str) -> Progress | None:
+    """The build of the index at ``index_path`` under way now, or ``None`` when none runs
+    (its lock is free)."""
+    import fcntl
+
+    lock, status = _paths(index_path)
+    try:
+        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        return None  # nobody holds it
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
+    try:
+        with open(status, encoding="utf-8") as f:
+            d = json.load(f)
+        return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)))
+    except (OSError, ValueError, TypeError):
+        return Progress(0, 0, 0)
+
+
+def start(root: str, index_path: str) -> bool:
+    """Start a detached builder of ``root``'s index unless one runs; whether one runs now.
+    The builder is this interpreter and this jitctx, in a process group of its own, stdio
+    on ``/dev/null``, at the lowest priority (it must not slow the calls it serves). The
+    lock is taken here and handed to it, so a call right after this one sees the build."""
+    import fcntl
+
+    try:
+        lock_path, status = _paths(index_path)
+        os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
+        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return False
+    try:
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            return True  # a builder holds it
+        _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
+        package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        code = f"import sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
+        actions = [(os.POSIX_SPAWN_OPEN, n, os.devnull, os.O_RDWR, 0) for n in (0, 1, 2)]
+        os.set_inheritable(fd, True)
+        try:
+            pid = os.posix_spawn(sys.executable, [sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], dict(os.environ), file_actions=actions, setpgroup=0)
+        except OSError:
+            return False
+        _write(status, {"pid": pid, "done": 0, "total": 0, "updated": time.time()})
+        return True
+    finally:
+        os.close(fd)  # the builder's copy holds the lock now
+
+
+def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None) -> int:
+    """Build in this process (the detached builder's body): 0 when it
+    ran to the end, 1 when another builder holds the lock, 2 when it failed. ``locked``: a
+    descriptor of the lock already held (``start`` took it)."""
+    import fcntl
+
+    lock_path, status = _paths(index_path)
+    if locked is not None:
+        fd = locked
+    else:
+        try:
+            os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
+            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        except OSError:
+            return 2
+        try:
+            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except OSError:
+            os.close(fd)
+            return 1
+    try:
+        if nice:
+            import threading
+
+            try:
+                os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)  # this thread and what it starts
+            except (AttributeError, OSError):
+                pass
+        last = [0.0]
+
+        def tick(done: int, total: int) -> None:
+            now = time.monotonic()
+            if now - last[0] >= 0.5 or done == total:
+                last[0] = now
+                _write(status, {"pid": os.getpid(), "done": done, "total": total, "updated": time.time()})
+
+        _write(status, {"pid": os.getpid(), "done": 0, "total": 0, "updated": time.time()})
+        from .workspace import Workspace
+
+        with Workspace(root, record=False) as ws:
+            ws.code.refresh(progress=tick)
+        return 0
+    except Exception:  # noqa: BLE001 - a builder that fails leaves the index as it was; calls go on
+        return 2
+    finally:
+        try:
+            os.unlink(status)
+        except OSError:
+            pass
+        os.close(fd)  # the lock goes last
+
+
+def _write(path: str, data: dict) -> None:
+    tmp = f"{path}.{os.getpid()}.tmp"
+    try:
+        with open(tmp, "w", encoding="utf-8") as f:
+            json.dump(data, f)
+        os.replace(tmp, path)
+    except OSError:
+        pass
+
+
+def _main(argv: list[str]) -> int:
+    """The detached builder: ``ROOT INDEX_PATH LOCK_FD``."""
+    if len(argv) != 3 or not argv[2].isdigit():
+        return 2
+    return build_here(argv[0], argv[1], locked=int(argv[2]))
