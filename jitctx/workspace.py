@@ -32,6 +32,7 @@ if TYPE_CHECKING:
 __all__ = ["Refreshed", "Workspace"]
 
 QUICK_SECONDS = 2.5  # from a locate call's start: the deadline of its first pass when the index is being built
+QUICK_MIN = 1.5  # the first pass's own seconds at least, however long the listing took: on a loaded machine a later answer, never an empty one
 
 
 class Workspace:
@@ -336,7 +337,7 @@ class Workspace:
                     limit=q.limit,
                     count=self.tokenizer.count,
                     file_tokens=file_tokens,
-                    deadline=started + QUICK_SECONDS,
+                    deadline=max(started + QUICK_SECONDS, time.monotonic() + QUICK_MIN),
                     universe=len(entries),
                 )
             else:

@@ -70,8 +70,9 @@ _UPSERT = (
     " VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT(path) DO UPDATE SET"
     " size = excluded.size, mtime_ns = excluded.mtime_ns, inode = excluded.inode,"
     " ctime_ns = excluded.ctime_ns, indexed_ns = excluded.indexed_ns,"
-    " blob = excluded.blob, skipped = excluded.skipped RETURNING id"
+    " blob = excluded.blob, skipped = excluded.skipped"
 )
+_IDS = "SELECT path, id FROM files WHERE path IN "
 _SIGNATURE = "UPDATE files SET size = ?, mtime_ns = ?, inode = ?, ctime_ns = ?, indexed_ns = ? WHERE path = ?"
 _DROP_DEFINITIONS = "DELETE FROM definitions WHERE file_id = ?"
 _LEXDOC = "DELETE FROM lexdocs WHERE id = ? RETURNING path_terms, content"
@@ -160,27 +161,45 @@ class _Writer:
                         drop_lexical(conn, file_id)
                 if self._signatures:
                     conn.executemany(_SIGNATURE, self._signatures)
-                for row, analysed in self._rows:
-                    file_id = conn.execute(_UPSERT, row).fetchone()[0]
-                    conn.execute(_DROP_DEFINITIONS, (file_id,))
-                    drop_lexical(conn, file_id)
-                    if analysed is None:
-                        continue
-                    definitions, path_terms, packed = analysed
-                    if definitions:
-                        conn.executemany(
-                            _ADD_DEFINITION,
-                            [(file_id, seq, *d, rqual(d[2])) for seq, d in enumerate(definitions)],
-                        )
-                    if path_terms or packed:
-                        content_terms = zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""
-                        conn.execute(_ADD_LEXICAL, (file_id, path_terms, content_terms))
-                        conn.execute(_ADD_LEXDOC, (file_id, path_terms, packed or b""))
+                if self._rows:
+                    self._write_rows(conn)
             self._removed.clear()
             self._signatures.clear()
             self._rows.clear()
             self._count = 0
         self._flushed = time.monotonic()
+
+    def _write_rows(self, conn: sqlite3.Connection) -> None:
+        """The batch's files rows and what was found in them, a few statements for the
+        whole batch: one call per row costs little in SQLite but, with the analysing
+        workers' results coming in on other threads, each one waits for the
+        interpreter lock again (a full build spent most of its writing time there)."""
+        paths = [row[0] for row, _analysed in self._rows]
+        old = _ids(conn, paths)  # rows already there: their definitions and words go first
+        conn.executemany(_UPSERT, [row for row, _analysed in self._rows])
+        ids = _ids(conn, paths)
+        if old:
+            conn.executemany(_DROP_DEFINITIONS, [(i,) for i in old.values()])
+            for file_id in old.values():
+                drop_lexical(conn, file_id)
+        definitions: list[tuple] = []
+        lexical: list[tuple] = []
+        docs: list[tuple] = []
+        for row, analysed in self._rows:
+            if analysed is None:
+                continue
+            file_id = ids[row[0]]
+            found, path_terms, packed = analysed
+            definitions += [(file_id, seq, *d, rqual(d[2])) for seq, d in enumerate(found)]
+            if path_terms or packed:
+                content_terms = zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""
+                lexical.append((file_id, path_terms, content_terms))
+                docs.append((file_id, path_terms, packed or b""))
+        if definitions:
+            conn.executemany(_ADD_DEFINITION, definitions)
+        if lexical:
+            conn.executemany(_ADD_LEXICAL, lexical)
+            conn.executemany(_ADD_LEXDOC, docs)
 
 
 def _stored(conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: list[str] | None) -> list[tuple]:
@@ -196,6 +215,15 @@ def _stored(conn: sqlite3.Connection, bounds: tuple[str, str] | None, paths: lis
     if bounds is None:
         return conn.execute(_SELECT, (RACY_NS,)).fetchall()
     return conn.execute(f"{_SELECT} WHERE path >= ? AND path < ?", (RACY_NS, *bounds)).fetchall()
+
+
+def _ids(conn: sqlite3.Connection, paths: list[str]) -> dict[str, int]:
+    """path -> id of the stored rows among ``paths``."""
+    out: dict[str, int] = {}
+    for i in range(0, len(paths), _IN_CHUNK):
+        part = paths[i : i + _IN_CHUNK]
+        out.update(conn.execute(f"{_IDS}({','.join('?' * len(part))})", part).fetchall())
+    return out
 
 
 def _prior(conn: sqlite3.Connection, paths: list[str]) -> dict[str, tuple]:
