@@ -242,7 +242,7 @@ def _likely(refs: list, shares: dict[str, float], terms: L.TaskTerms) -> list[st
 
 def _bm25(counted: _Counts, sizes: dict[str, int], path_words: dict[str, Counter[str]], terms: L.TaskTerms, idf: dict[str, float], content_only: set[str]) -> dict[str, Candidate]:
     """The files read, scored by BM25 as the index's ``bm25()`` does it (path words
-    weigh ``PATH_WEIGHT``; saturating frequency), a file's length in bytes against
+    weigh ``PATH_WEIGHT``; saturating frequency, capped as the index caps it), a file's length in bytes against
     the matching files' mean rather than in words (BM25 reads only the ratio)."""
     mean = sum(sizes.values()) / (len(sizes) or 1) or 1.0
     found: dict[str, Candidate] = {}
@@ -250,7 +250,7 @@ def _bm25(counted: _Counts, sizes: dict[str, int], path_words: dict[str, Counter
         norm = K1 * (1 - B + B * sizes[path] / mean)
         score = 0.0
         for t, w in terms.weights.items():
-            f = tf[t] + (0.0 if t in content_only else L.PATH_WEIGHT * path_words[path][t])
+            f = min(tf[t], W.TF_CAP) + (0.0 if t in content_only else L.PATH_WEIGHT * path_words[path][t])
             if f:
                 score += w * idf[t] * f * (K1 + 1) / (f + norm)
         if score > 0:

@@ -519,6 +519,47 @@ def test_lexical_bm25_with_column_weights(index):
     assert len(index.lexical(["parser"], limit=1)) == 1
 
 
+def _vocabulary(ix) -> list[tuple]:
+    conn = ix._conn
+    conn.execute("CREATE VIRTUAL TABLE IF NOT EXISTS temp.v USING fts5vocab(main, 'lexical', 'instance')")
+    ids = dict(conn.execute("SELECT id, path FROM files"))
+    return sorted((ids.get(doc, f"(no file: {doc})"), term, col) for term, doc, col, _offset in conn.execute("SELECT term, doc, col, offset FROM temp.v"))
+
+
+def test_issue_23_changed_and_removed_files_leave_the_words_a_fresh_build_has(cache, root, tmp_path, monkeypatch):
+    # the contentless lexical table forgets a file's words only when told them exactly: its path's words
+    # kept when the analyzer's differ from the rule (HttpServer; a name longer than the rule keeps), made
+    # again from the path when not
+    long = "src/" + "n" * 70 + ".py"
+    files = {
+        long: "def x():\n    pass\n",
+        "src/HttpServer.py": "class HttpServer:\n    pass\n",
+        "src/plain.py": "def plain():\n    return words here\n",
+        "docs/a.md": "some notes\n",
+    }
+    tree = Tree(files)
+    with Index.open(root, analyzer="fake/1") as ix:
+        ix.refresh(tree.entries(), tree.read, fake_analyze)
+        before = dict(ix._conn.execute("SELECT path, id FROM files"))
+        tree.write("src/HttpServer.py", "class HttpServer:\n    def serve(self):\n        pass\n")
+        tree.write("src/plain.py", "def plain():\n    return other words\n")
+        del tree.files["docs/a.md"]
+        tree.write("src/new_thing.py", "def new():\n    pass\n")
+        del tree.files[long]
+        stats = ix.refresh(tree.entries(), tree.read, fake_analyze)
+        # told the wrong words, FTS5 finds its index corrupt and the store is rebuilt: it was not
+        assert stats.notice is None and stats.removed == 2
+        assert dict(ix._conn.execute("SELECT path, id FROM files WHERE path != 'src/new_thing.py'")) == {p: before[p] for p in ("src/HttpServer.py", "src/plain.py")}
+        assert ix.lexical(["notes"]) == [] and ix.lexical(["here"]) == []
+        incremental = _vocabulary(ix)
+        stored = dict(ix._conn.execute("SELECT f.path, d.path_terms FROM lexdocs d JOIN files f ON f.id = d.id"))
+    assert stored["src/plain.py"] is None and stored["src/HttpServer.py"] == "src HttpServer py"
+    monkeypatch.setenv("JITCTX_CACHE_DIR", str(tmp_path / "fresh"))
+    with Index.open(root, analyzer="fake/1") as ix:
+        ix.refresh(tree.entries(), tree.read, fake_analyze)
+        assert _vocabulary(ix) == incremental
+
+
 # -- safety -------------------------------------------------------------------
 
 

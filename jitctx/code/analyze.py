@@ -22,7 +22,7 @@ from .parse import language_for
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
-ANALYZER = "jitctx.code.analyze/3"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown)
+ANALYZER = "jitctx.code.analyze/4"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words capped, grouped
 
 
 def definition_text(lines: list[str], start_line: int, end_line: int) -> str:

@@ -30,6 +30,7 @@ from . import listing
 from .rows import CONTENT_SKIPS, RefreshStats, rqual
 from .store import Transaction
 from .testpaths import is_test_path
+from .words import path_terms
 
 if TYPE_CHECKING:
     import sqlite3
@@ -83,11 +84,13 @@ _ADD_LEXICAL = "INSERT INTO lexical(rowid, path_terms, content_terms) VALUES (?,
 _ADD_LEXDOC = "INSERT INTO lexdocs VALUES (?, ?, ?)"
 
 
-def drop_lexical(conn: sqlite3.Connection, file_id: int) -> None:
-    """Take a file's words out of the contentless ``lexical``: told the words it was given."""
+def drop_lexical(conn: sqlite3.Connection, file_id: int, path: str) -> None:
+    """Take a file's words out of the contentless ``lexical``: told the words it was given
+    (the path's: kept only when they are not ``words.path_terms(path)``)."""
     row = conn.execute(_LEXDOC, (file_id,)).fetchone()
     if row is not None:
-        conn.execute(_FORGET_LEXICAL, (file_id, row[0], zlib.decompress(row[1]).decode("utf-8", "surrogatepass")))
+        content = zlib.decompress(row[1]).decode("utf-8", "surrogatepass") if row[1] else ""
+        conn.execute(_FORGET_LEXICAL, (file_id, path_terms(path) if row[0] is None else row[0], content))
 
 
 def git_blob_sha1(data: bytes) -> str:
@@ -158,7 +161,7 @@ class _Writer:
                 for path in self._removed:
                     for (file_id,) in conn.execute(_DROP_FILE, (path,)).fetchall():
                         conn.execute(_DROP_DEFINITIONS, (file_id,))
-                        drop_lexical(conn, file_id)
+                        drop_lexical(conn, file_id, path)
                 if self._signatures:
                     conn.executemany(_SIGNATURE, self._signatures)
                 if self._rows:
@@ -180,8 +183,8 @@ class _Writer:
         ids = _ids(conn, paths)
         if old:
             conn.executemany(_DROP_DEFINITIONS, [(i,) for i in old.values()])
-            for file_id in old.values():
-                drop_lexical(conn, file_id)
+            for path, file_id in old.items():
+                drop_lexical(conn, file_id, path)
         definitions: list[tuple] = []
         lexical: list[tuple] = []
         docs: list[tuple] = []
@@ -189,12 +192,12 @@ class _Writer:
             if analysed is None:
                 continue
             file_id = ids[row[0]]
-            found, path_terms, packed = analysed
+            found, its_path_terms, packed = analysed
             definitions += [(file_id, seq, *d, rqual(d[2])) for seq, d in enumerate(found)]
-            if path_terms or packed:
+            if its_path_terms or packed:
                 content_terms = zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""
-                lexical.append((file_id, path_terms, content_terms))
-                docs.append((file_id, path_terms, packed or b""))
+                lexical.append((file_id, its_path_terms, content_terms))
+                docs.append((file_id, None if its_path_terms == path_terms(row[0]) else its_path_terms, packed or b""))
         if definitions:
             conn.executemany(_ADD_DEFINITION, definitions)
         if lexical:

@@ -29,7 +29,8 @@ Schema (one SQLite file per repository)::
                                            rowid = files.id; contentless: the index alone
     lexdocs(id INTEGER PRIMARY KEY,        = files.id: what was given to lexical, kept to take it
           path_terms,                      out again (a contentless table deletes a row only
-          content)                         when told its words); content zlib-compressed
+          content)                         when told its words); content zlib-compressed;
+                                           path_terms NULL when words.path_terms(path) makes them
 
 Content at two paths is stored twice: ``analyze`` is given the path (the
 language comes from the extension) and the path terms differ anyway, so a
@@ -56,7 +57,7 @@ __all__ = [
     "rqual",
 ]
 
-SCHEMA_VERSION = 2  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md)
+SCHEMA_VERSION = 3  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md); 3: lexdocs.path_terms NULL when the rule makes them
 
 SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -92,7 +93,7 @@ SCHEMA = (
     # The caller's words are already split: the ascii tokenizer only folds ASCII case, and
     # writes and ranks twice as fast as unicode61.
     "CREATE VIRTUAL TABLE lexical USING fts5(path_terms, content_terms, tokenize = 'ascii', content = '')",
-    "CREATE TABLE lexdocs(id INTEGER PRIMARY KEY, path_terms TEXT NOT NULL, content BLOB NOT NULL)",
+    "CREATE TABLE lexdocs(id INTEGER PRIMARY KEY, path_terms TEXT, content BLOB NOT NULL)",
 )
 
 _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrstuvwxyz")
