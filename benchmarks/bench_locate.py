@@ -393,6 +393,7 @@ def main(argv: list[str] | None = None) -> int:
     methods = [m for m in args.method.split(",") if m]
     if unknown := set(methods) - set(METHODS):
         ap.error(f"unknown method(s) {sorted(unknown)}; choose from {', '.join(METHODS)}")
+    args.data = args.data.resolve()  # the jitctx runs start in each task root: a relative folder would not be found there
     tasks = [json.loads(line) for line in (args.data / "tasks.jsonl").read_text().splitlines() if line.strip()]
     if args.repo:
         tasks = [t for t in tasks if t["repo"] in args.repo or t["repo"].rsplit("/", 1)[-1] in args.repo]

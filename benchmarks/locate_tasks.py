@@ -14,29 +14,49 @@ Sources (snapshots used for docs/benchmarks.md)::
     fetch github:redis/redis         # 4f8cdc2a1ea5  C (+ Tcl tests), 1,623
     fetch github:curl/curl           # 5c61e168698a  C, 4,449
 
+Set 2 (issue 24: other languages; never used for tuning, only measured)::
+
+    fetch github:junegunn/fzf        # 956562daaa82  Go, 160 files at HEAD
+    fetch github:urfave/cli          # 1305a08200f7  Go, 173
+    fetch github:BurntSushi/ripgrep  # 3fce3b5bb023  Rust, 237
+    fetch github:sharkdp/bat         # 2ba8db9c14e5  Rust (+ syntax assets), 1,006
+    fetch github:colinhacks/zod      # e516c3baf226  TypeScript, 670
+    fetch github:google/gson         # 9835b6f90192  Java, 313
+
 The ``fetch`` tool leaves each at ``/work/.mirror/<owner>+<name>/repo``;
 ``git clone --mirror https://github.com/<owner>/<name> <name>.git`` gives
 the same history (newer commits may then be sampled).
 
     python benchmarks/locate_tasks.py /work/.mirror/{pytest-dev+pytest,...}/repo
     JITCTX_LOCATE_MIRRORS="dir1 dir2" python benchmarks/locate_tasks.py [--per-repo 30] [--seed 1]
+    python benchmarks/locate_tasks.py --data benchmarks/.data/locate2 \
+        /work/.mirror/{junegunn+fzf,urfave+cli,BurntSushi+ripgrep,sharkdp+bat,colinhacks+zod,google+gson}/repo
 
 Writes ``benchmarks/.data/locate/tasks.jsonl`` (one JSON object a line:
 ``id``, ``repo``, ``commit``, ``parent``, ``date``, ``root``, ``task``,
 ``gold``, ``touched``) and one small git repository per task at
-``benchmarks/.data/locate/<name>/<parent sha>/`` (the parent's tree exactly
+``benchmarks/.data/locate/<name>/<parent sha>/`` (``--data DIR``: in
+``DIR`` instead; set 2 in ``benchmarks/.data/locate2``, which
+``bench_locate.py --data`` reads) (the parent's tree exactly
 as committed, see ``common.export_tree``, in one commit), reused when
 present. No network: it reads only the mirrors.
 
 Which commits (every rule is in ``eligible``):
 - non-merge commits reachable from HEAD, parent = first parent;
 - they modify 1-3 *source* files (extension in ``SOURCE_EXT``, not a test
-  or doc path) and nothing else but tests and docs (no build, CI, config or
-  data files); every source file already exists at the parent (no adds,
+  or doc path: under a ``TEST_DIRS`` folder such as ``tests/``,
+  ``__tests__/``, Java's ``src/test/``, Go's ``testdata/``, or a test's
+  name: ``test_x.py``, ``x_test.go``, ``x.test.ts``, ``x.spec.ts``,
+  ``FooTest.java``) and nothing else but tests and docs (no build, CI,
+  config or data files); every source file already exists at the parent (no adds,
   deletes or renames of source files), and the source change is more than
   whitespace (``git diff -w`` is not empty);
 - the parent tree holds at least ``MIN_FILES`` files, and the commit is
-  not older than ``HISTORY_FROM`` for its repository (pytest: 2010-11-01);
+  not older than ``HISTORY_FROM`` for its repository (pytest: 2010-11-01;
+  set 2: after the last first-parent commit whose tree holds fewer than
+  ``MIN_FILES`` files, whose strata would all be dropped: fzf 2023-09-01,
+  urfave/cli 2022-05-01, ripgrep 2017-04-01, bat 2018-10-01, zod
+  2021-06-01; gson from its start);
 - the message has 6+ words once masked, and its subject is not a merge,
   revert, release, version bump, typo, formatting, lint or style commit,
   nor a bot's (``SKIP_SUBJECT``).
@@ -112,6 +132,7 @@ TEST_DIRS = {
     "__tests__",
     "spec",
     "specs",
+    "testdata",  # Go: the go tool ignores it, test inputs and golden files
 }
 DOC_DIRS = {"doc", "docs", "documentation", "changelog", "man", "examples", "example"}
 DOC_EXT = {".md", ".rst", ".txt", ".adoc", ".1", ".3"}
@@ -145,7 +166,16 @@ TRAILER = re.compile(
 )
 # Where a repository's history starts to count. pytest: before, it was the py library, whose
 # test framework lived under py/test/ (a test path by these rules).
-HISTORY_FROM = {"pytest-dev/pytest": "2010-11-01"}
+# The others (set 2): before, the tree held fewer than MIN_FILES files at every commit, so
+# every draw there would be dropped and its stratum wasted.
+HISTORY_FROM = {
+    "pytest-dev/pytest": "2010-11-01",
+    "junegunn/fzf": "2023-09-01",
+    "urfave/cli": "2022-05-01",
+    "BurntSushi/ripgrep": "2017-04-01",
+    "sharkdp/bat": "2018-10-01",
+    "colinhacks/zod": "2021-06-01",
+}
 MASK = "<file>"
 DATE = "1700000000 +0000"
 GIT_ENV = {
@@ -188,6 +218,8 @@ def kind(path: str) -> str:
     name = p.name.lower()
     if any(s in TEST_DIRS for s in parts) or name == "conftest.py" or re.search(r"(^|[._-])tests?([._-]|$)", name):
         return "test"
+    if re.search(r"[._-]spec\.[cm]?[jt]sx?$", name) or re.search(r"[a-z0-9]Tests?\.java$", p.name):
+        return "test"  # JS/TS ``*.spec.ts`` (``*.test.ts`` above); Java ``FooTest.java`` outside ``src/test/``
     if any(s in DOC_DIRS for s in parts) or p.suffix.lower() in DOC_EXT:
         return "doc"
     if p.suffix.lower() in SOURCE_EXT and name not in BUILD_SCRIPTS:
