@@ -19,11 +19,12 @@ import os
 import sys
 import time
 
-__all__ = ["INLINE", "Plan", "Progress", "build_here", "plan", "progress", "start"]
+__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
 SMALL = 2_000  # files: an index that cannot be kept is still built in memory, each call (~1 s)
+RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only): not started again for this long
 
 
 class Progress:
@@ -101,6 +102,19 @@ def progress(index_path: str) -> Progress | None:
         return Progress(0, 0, 0)
 
 
+def failed(index_path: str) -> str | None:
+    """Why the last builder of the index at ``index_path`` could not write it, when that
+    was less than ``RETRY_SECONDS`` ago (it left its reason in the status file); else None."""
+    try:
+        with open(_paths(index_path)[1], encoding="utf-8") as f:
+            d = json.load(f)
+        if "failed" in d and time.time() - float(d.get("updated", 0)) < RETRY_SECONDS:
+            return str(d["failed"])
+    except (OSError, ValueError, TypeError, AttributeError):
+        pass
+    return None
+
+
 def start(root: str, index_path: str) -> bool:
     """Start a detached builder of ``root``'s index unless one runs; whether one runs now.
     The builder is this interpreter and this jitctx, in a process group of its own, stdio
@@ -119,6 +133,8 @@ def start(root: str, index_path: str) -> bool:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except OSError:
             return True  # a builder holds it
+        if failed(index_path) is not None:
+            return False  # it could not write the store a moment ago: calls answer without it for a while
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
         code = f"import sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
@@ -136,11 +152,14 @@ def start(root: str, index_path: str) -> bool:
 
 def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None) -> int:
     """Build in this process (the detached builder's body): 0 when it
-    ran to the end, 1 when another builder holds the lock, 2 when it failed. ``locked``: a
+    ran to the end, 1 when another builder holds the lock, 2 when it failed, 3 when the store
+    cannot be written (full, read-only: the reason is left in the status file for
+    ``failed``, and no builder is started again for ``RETRY_SECONDS``). ``locked``: a
     descriptor of the lock already held (``start`` took it)."""
     import fcntl
 
     lock_path, status = _paths(index_path)
+    unwritable: str | None = None
     if locked is not None:
         fd = locked
     else:
@@ -171,18 +190,30 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
                 _write(status, {"pid": os.getpid(), "done": done, "total": total, "updated": time.time()})
 
         _write(status, {"pid": os.getpid(), "done": 0, "total": 0, "updated": time.time()})
+        from .code.store import StoreUnavailable
         from .workspace import Workspace
 
         with Workspace(root, record=False) as ws:
-            ws.code.refresh(progress=tick)
+            index = ws.code.index
+            try:
+                if index.path is None:  # it could not even be opened for writing
+                    raise StoreUnavailable(index.notice or "the store cannot be opened")
+                index.on_disk_only = True
+                ws.code.refresh(progress=tick)
+            except StoreUnavailable as exc:
+                unwritable = exc.reason
+                return 3
         return 0
     except Exception:  # noqa: BLE001 - a builder that fails leaves the index as it was; calls go on
         return 2
     finally:
-        try:
-            os.unlink(status)
-        except OSError:
-            pass
+        if unwritable is not None:  # kept, for the calls to read (``failed``); a full disk may refuse even that
+            _write(status, {"pid": os.getpid(), "failed": unwritable, "updated": time.time()})
+        else:
+            try:
+                os.unlink(status)
+            except OSError:
+                pass
         os.close(fd)  # the lock goes last
 
 

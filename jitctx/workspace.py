@@ -363,9 +363,15 @@ class Workspace:
         running = build.start(str(self.root), index_path)  # a process of its own, even from the server: a thread would share its GIL with the calls
         got = build.progress(index_path)
         far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.listed - len(plan.work):,} of {plan.listed:,} files indexed"
-        state = f"the index is being built in the background ({far})" if running else f"the index is behind the tree ({far}) and no background build could start"
+        why = None if running else build.failed(index_path)
+        if running:
+            state = f"the index is being built in the background ({far})"
+        elif why is not None:
+            state = f"the index cannot be built ({why}; tried again in {build.RETRY_SECONDS // 60} minutes)"
+        else:
+            state = f"the index is behind the tree ({far}) and no background build could start"
         if plan.mode == "quick":
-            return f"{state}: this answer comes from a quick pass over what grep finds; ranking may improve once it is built"
+            return f"{state}: this answer comes from a quick pass over what grep finds" + ("; ranking may improve once it is built" if running else "")
         shown = ", ".join(plan.work[:5]) + (f" and {len(plan.work) - 5:,} more" if len(plan.work) > 5 else "")
         gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
         return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"

@@ -160,3 +160,34 @@ def test_issue_23_a_cache_that_cannot_be_written_still_answers(make_repo, tmp_pa
         res = ws.locate("retry the handshake when it times out")
     assert res.results[0].path == "pkg/retry.py"
     assert "kept in memory" in res.notice and "quick pass" in res.notice and "none is built" in res.notice
+
+
+def test_issue_23_a_store_that_cannot_be_written_stops_the_builder_and_is_said(make_repo, monkeypatch):
+    # a full disk: the builder's first commit fails; it stops at once (no index built in memory
+    # to be thrown away), leaves why, no builder starts again for a while, and the answers say so
+    import jitctx.code.refresh as R
+    from jitctx.code.store import Transaction
+
+    class Full(Transaction):
+        def __enter__(self):
+            raise sqlite3.OperationalError("database or disk is full")
+
+    repo = big_repo(make_repo, files=300)
+    path = index_file(repo.root)
+    with monkeypatch.context() as m:
+        m.setattr(R, "Transaction", Full)
+        started = time.monotonic()
+        assert build.build_here(str(repo.root), path, nice=False) == 3
+        assert time.monotonic() - started < 10
+    assert "disk is full" in (build.failed(path) or "")
+    assert build.start(str(repo.root), path) is False and build.progress(path) is None
+    with Workspace(repo.root) as ws:
+        res = ws.locate("retry the handshake when it times out")
+    assert res.results[0].path == "pkg/retry.py"
+    assert "cannot be built (" in res.notice and "disk is full" in res.notice and "quick pass" in res.notice
+    monkeypatch.setattr(build, "RETRY_SECONDS", 0)  # later: tried again, and it works now
+    assert build.failed(path) is None
+    assert build.start(str(repo.root), path) is True
+    wait_built(repo.root)
+    with Workspace(repo.root) as ws:
+        assert "quick pass" not in (ws.locate("retry the handshake when it times out").notice or "")

@@ -78,6 +78,9 @@ class Index:
         self.analyzer = analyzer
         self.path: str | None = path
         self.notice: str | None = None
+        # True: a store that cannot be written raises ``StoreUnavailable`` instead of going to
+        # memory (the background builder: an index in memory would be thrown away with it)
+        self.on_disk_only = False
         self._timeout = timeout
         self._lock = threading.RLock()
         self._conn = self._connect(path)
@@ -166,6 +169,8 @@ class Index:
             if self.path is not None:
                 self.notice = f"the store {path} was found damaged ({exc}) and was rebuilt"
         else:
+            if self.on_disk_only:
+                raise store.StoreUnavailable(f"cannot write {path}: {exc}") from exc
             self._conn.close()
             self._conn = self._memory(f"cannot write {path}: {exc}")
         return True
