@@ -81,7 +81,8 @@ def _context(cli: list[str], task: str, root: Path, env: dict) -> dict:
     seconds, proc = _timed([*cli, "context", "--task", task, "--budget", "8000", "--json", "--root", str(root)], env=env, cwd=root)
     out = json.loads(proc.stdout) if proc.stdout.strip() else {}
     text = out.get("text", "")
-    notes = [line for line in text.splitlines() if "index" in line and ("built" in line or "partly old" in line or "behind" in line)]
+    said = [*out.get("warnings", []), *text.splitlines()]
+    notes = [line for line in said if "index" in line and ("built" in line or "partly old" in line or "behind" in line)]
     return {
         "seconds": round(seconds, 3),
         "exit": proc.returncode,

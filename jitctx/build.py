@@ -18,6 +18,7 @@ import json
 import os
 import sys
 import time
+from collections.abc import Callable
 
 __all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start"]
 
@@ -44,32 +45,43 @@ class Plan:
     little enough to do now: ``work`` files to read, ``racy`` to hash again, done inline;
     an index that cannot be kept on a small tree: built in memory), ``partial`` (the
     index, with ``work`` changed and ``removed`` gone files not yet in it) or ``quick``
-    (too little of the tree is indexed: a first pass without it)."""
+    (too little of the tree is indexed: a first pass without it). ``indexed``: how many of
+    the ``listed`` files the index holds (``listed - len(work)`` when the files were compared)."""
 
-    __slots__ = ("listed", "mode", "racy", "removed", "work")
+    __slots__ = ("indexed", "listed", "mode", "racy", "removed", "work")
 
-    def __init__(self, mode: str, work: list[str], removed: list[str], listed: int, racy: list[str] | tuple[()] = ()) -> None:
+    def __init__(self, mode: str, work: list[str], removed: list[str], listed: int, racy: list[str] | tuple[()] = (), indexed: int | None = None) -> None:
         self.mode, self.work, self.removed, self.listed, self.racy = mode, work, removed, listed, list(racy)
+        self.indexed = listed - len(work) if indexed is None else indexed
 
     def inline(self) -> bool:
         """Whether the call brings the index up to date itself."""
         return self.mode == "current" and bool(self.work or self.removed or self.racy)
 
 
-def plan(code, entries: list, *, stored: bool) -> Plan:
-    """Decide for ``code`` (a ``structure.CodeIndex``) and the universe's ``entries``;
+def plan(code, paths: list[str], entries: Callable[[list[str]], list], *, stored: bool) -> tuple[Plan, list | None]:
+    """Decide for ``code`` (a ``structure.CodeIndex``) and the universe's ``paths``, and
+    return the plan with the universe's ``entries(paths)`` (stat signatures), or None when
+    the plan needed none: an index holding at most ``1 - SPARSE`` rows a listed file is
+    answered without it whatever the signatures say (no 100k stats before a first answer).
     ``stored``: the index lives on disk (in memory, every process would build it whole).
     Racy rows (indexed, only to be hashed again) count as indexed: a few hashes, no
     analysis; they are checked whenever the call refreshes."""
-    work, racy, removed = code.pending(entries)
-    n = len(entries)
+    n = len(paths)
+    if not stored and n > SMALL:
+        return Plan("quick", [], [], n, indexed=0), None
+    if stored and n > INLINE and (rows := code.index.rows()) <= (1 - SPARSE) * n:
+        return Plan("quick", [], [], n, indexed=min(rows, n)), None
+    listed = entries(paths)
+    work, racy, removed = code.pending(listed)
+    n = len(listed)
     if not stored:
-        return Plan("current" if n <= SMALL else "quick", work, removed, n, racy)
+        return Plan("current", work, removed, n, racy), listed
     if len(work) + len(removed) <= INLINE:
-        return Plan("current", work, removed, n, racy)
+        return Plan("current", work, removed, n, racy), listed
     if len(work) >= SPARSE * max(1, n):
-        return Plan("quick", work, removed, n, racy)
-    return Plan("partial", work, removed, n, racy)
+        return Plan("quick", work, removed, n, racy), listed
+    return Plan("partial", work, removed, n, racy), listed
 
 
 def _paths(index_path: str) -> tuple[str, str]:

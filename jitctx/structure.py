@@ -197,9 +197,10 @@ class CodeIndex:
         hash again and remove, without doing it (``code.refresh.pending``)."""
         return self.index.pending(entries, max_bytes=_MAX_BYTES)
 
-    def entries(self) -> list:
-        """The universe as the index is refreshed with it (listed, statted, denied names out)."""
-        return self._entries(self.repo.files())
+    def entries(self, paths: list[str] | None = None) -> list:
+        """The universe (or ``paths`` of it, already listed) as the index is refreshed with
+        it: statted, denied names out."""
+        return self._entries(self.repo.files() if paths is None else paths)
 
     # -- the primitives -------------------------------------------------------
 

@@ -305,11 +305,11 @@ class Workspace:
         started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
         code = self.code
-        entries = code.entries()
-        plan = self._plan_index(code, entries)
+        paths = code.repo.files()
+        plan, entries = self._plan_index(code, paths)
         notices: list[str] = []
         if plan.mode == "current":
-            stats = code.refresh(entries=entries, complete=True) if plan.inline() else None
+            stats = code.refresh(entries=entries, complete=True) if plan.inline() and entries is not None else None
             if stats is not None and stats.notice:
                 notices.append(stats.notice + (" (slower: the index is rebuilt each time)" if code.index.path is None else ""))
         else:
@@ -338,7 +338,7 @@ class Workspace:
                     count=self.tokenizer.count,
                     file_tokens=file_tokens,
                     deadline=max(started + QUICK_SECONDS, time.monotonic() + QUICK_MIN),
-                    universe=len(entries),
+                    universe=plan.listed,
                 )
             else:
                 found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
@@ -347,11 +347,12 @@ class Workspace:
         res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results if f.path not in gone]
         return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
 
-    def _plan_index(self, code, entries: list):
-        """How far the code index is from the tree (``build.plan``)."""
+    def _plan_index(self, code, paths: list[str]):
+        """How far the code index is from the tree (``build.plan``), with the universe's
+        entries when the plan needed them."""
         from .build import plan
 
-        return plan(code, entries, stored=code.index.path is not None)
+        return plan(code, paths, code.entries, stored=code.index.path is not None)
 
     def _building(self, code, plan) -> str:
         """Start (or find) the background build and say what this answer rests on."""
@@ -362,7 +363,7 @@ class Workspace:
             return f"{code.index.notice}: this answer comes from a quick pass over what grep finds (the index cannot be kept, so none is built)"
         running = build.start(str(self.root), index_path)  # a process of its own, even from the server: a thread would share its GIL with the calls
         got = build.progress(index_path)
-        far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.listed - len(plan.work):,} of {plan.listed:,} files indexed"
+        far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.indexed:,} of {plan.listed:,} files indexed"
         why = None if running else build.failed(index_path)
         if running:
             state = f"the index is being built in the background ({far})"

@@ -58,6 +58,22 @@ def test_issue_23_no_index_answers_at_once_and_builds_in_the_background(make_rep
     assert "background" not in (again.notice or "") and "quick pass" not in (again.notice or "")
 
 
+def test_issue_23_with_no_index_the_first_answer_stats_no_file(make_repo, monkeypatch):
+    # an index that holds too little to answer from is not compared with the tree first:
+    # 100k stats (~0.7 s) would come before the first answer for nothing
+    from jitctx.structure import CodeIndex
+
+    statted: list[int] = []
+    real = CodeIndex._entries
+    monkeypatch.setattr(CodeIndex, "_entries", lambda self, paths: statted.append(len(paths)) or real(self, paths))
+    repo = big_repo(make_repo)
+    with Workspace(repo.root) as ws:
+        res = ws.locate("retry the handshake when it times out")
+    assert res.results[0].path == "pkg/retry.py" and "quick pass" in res.notice and "0 of 6" in res.notice
+    assert all(n < 10 for n in statted)  # a file shown is checked (its own stat), never the universe
+    wait_built(repo.root)
+
+
 def test_issue_23_a_slow_listing_still_leaves_the_first_pass_its_time(make_repo, monkeypatch):
     # the deadline has passed before the first pass starts (a loaded machine): a later answer, not an empty one
     import jitctx.workspace as W

@@ -355,6 +355,10 @@ class Index:
 
         return self._run(run)
 
+    def rows(self) -> int:
+        """How many files the index has a row for (skipped ones too)."""
+        return self._run(lambda conn: conn.execute("SELECT count(*) FROM files").fetchone()[0])
+
     def state(self, path: str) -> FileState | None:
         """What the index holds about ``path`` (its signature, blob, skip), or None."""
         sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test FROM files WHERE path = ?"
