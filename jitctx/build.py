@@ -46,27 +46,38 @@ class Plan:
     an index that cannot be kept on a small tree: built in memory), ``partial`` (the
     index, with ``work`` changed and ``removed`` gone files not yet in it) or ``quick``
     (too little of the tree is indexed: a first pass without it). ``indexed``: how many of
-    the ``listed`` files the index holds (``listed - len(work)`` when the files were compared)."""
+    the ``listed`` files the index holds (``listed - len(work)`` when the files were compared);
+    ``estimated``: ``listed`` is git's index count, the universe was not listed."""
 
-    __slots__ = ("indexed", "listed", "mode", "racy", "removed", "work")
+    __slots__ = ("estimated", "indexed", "listed", "mode", "racy", "removed", "work")
 
     def __init__(self, mode: str, work: list[str], removed: list[str], listed: int, racy: list[str] | tuple[()] = (), indexed: int | None = None) -> None:
         self.mode, self.work, self.removed, self.listed, self.racy = mode, work, removed, listed, list(racy)
         self.indexed = listed - len(work) if indexed is None else indexed
+        self.estimated = False
 
     def inline(self) -> bool:
         """Whether the call brings the index up to date itself."""
         return self.mode == "current" and bool(self.work or self.removed or self.racy)
 
 
-def plan(code, paths: list[str], entries: Callable[[list[str]], list], *, stored: bool) -> tuple[Plan, list | None]:
-    """Decide for ``code`` (a ``structure.CodeIndex``) and the universe's ``paths``, and
-    return the plan with the universe's ``entries(paths)`` (stat signatures), or None when
-    the plan needed none: an index holding at most ``1 - SPARSE`` rows a listed file is
-    answered without it whatever the signatures say (no 100k stats before a first answer).
+def plan(code, list_paths: Callable[[], list[str]], entries: Callable[[list[str]], list], *, stored: bool, estimate: int | None = None) -> tuple[Plan, list | None]:
+    """Decide for ``code`` (a ``structure.CodeIndex``) and the universe (``list_paths()``),
+    and return the plan with the universe's ``entries(paths)`` (stat signatures), or None
+    when the plan needed none: an index holding at most ``1 - SPARSE`` rows a listed file
+    is answered without it whatever the signatures say (no 100k stats before a first
+    answer), and, given an ``estimate`` of the universe's size (git's index count) above
+    ``SMALL``, without listing it either (the first pass lists it beside its grep).
     ``stored``: the index lives on disk (in memory, every process would build it whole).
     Racy rows (indexed, only to be hashed again) count as indexed: a few hashes, no
     analysis; they are checked whenever the call refreshes."""
+    if estimate is not None and estimate > SMALL:
+        rows = code.index.rows() if stored else 0
+        if rows <= (1 - SPARSE) * estimate:
+            quick = Plan("quick", [], [], estimate, indexed=rows)
+            quick.estimated = True
+            return quick, None
+    paths = list_paths()
     n = len(paths)
     if not stored and n > SMALL:
         return Plan("quick", [], [], n, indexed=0), None

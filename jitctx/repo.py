@@ -326,6 +326,21 @@ class Repo:
                     break
         return self._blocking  # type: ignore[return-value]
 
+    def tracked_count(self) -> int | None:
+        """How many entries git's index holds (its header's count: nothing listed), when the
+        root is the work tree's top; None otherwise (a folder inside it, no git, an index
+        git cannot have written). An estimate of the universe before listing it."""
+        if self.git is None or self.git.top != self.root:
+            return None
+        try:
+            with open(self.git.git_dir / "index", "rb") as f:
+                head = f.read(12)
+        except OSError:
+            return None
+        if len(head) < 12 or head[:4] != b"DIRC" or int.from_bytes(head[4:8], "big") not in (2, 3, 4):
+            return None
+        return int.from_bytes(head[8:12], "big")
+
     def is_large(self) -> bool:
         """Whether git's index holds tens of thousands of files (~100 bytes an
         entry): then a walk is worth balancing over the walkers."""

@@ -305,8 +305,7 @@ class Workspace:
         started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
         code = self.code
-        paths = code.repo.files()
-        plan, entries = self._plan_index(code, paths)
+        plan, entries = self._plan_index(code)
         notices: list[str] = []
         if plan.mode == "current":
             stats = code.refresh(entries=entries, complete=True) if plan.inline() and entries is not None else None
@@ -338,7 +337,7 @@ class Workspace:
                     count=self.tokenizer.count,
                     file_tokens=file_tokens,
                     deadline=max(started + QUICK_SECONDS, time.monotonic() + QUICK_MIN),
-                    universe=plan.listed,
+                    universe=None if plan.estimated else plan.listed,  # None: listed beside its grep
                 )
             else:
                 found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
@@ -347,12 +346,12 @@ class Workspace:
         res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results if f.path not in gone]
         return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
 
-    def _plan_index(self, code, paths: list[str]):
+    def _plan_index(self, code):
         """How far the code index is from the tree (``build.plan``), with the universe's
         entries when the plan needed them."""
         from .build import plan
 
-        return plan(code, paths, code.entries, stored=code.index.path is not None)
+        return plan(code, code.repo.files, code.entries, stored=code.index.path is not None, estimate=code.repo.tracked_count())
 
     def _building(self, code, plan) -> str:
         """Start (or find) the background build and say what this answer rests on."""

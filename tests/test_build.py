@@ -207,3 +207,33 @@ def test_issue_23_a_store_that_cannot_be_written_stops_the_builder_and_is_said(m
     wait_built(repo.root)
     with Workspace(repo.root) as ws:
         assert "quick pass" not in (ws.locate("retry the handshake when it times out").notice or "")
+
+
+def test_issue_23_a_big_tree_without_index_is_not_even_listed_before_the_first_pass():
+    # git's index count says the tree is big and the store holds nothing: quick, no listing
+    class Index:
+        def rows(self):
+            return 10
+
+    class Code:
+        index = Index()
+
+        def pending(self, entries):
+            return [], [], []
+
+    def never(*_a):
+        raise AssertionError("listed or statted before the first pass")
+
+    got, entries = build.plan(Code(), never, never, stored=True, estimate=5_000)
+    assert (got.mode, got.listed, got.indexed, got.estimated, entries) == ("quick", 5_000, 10, True, None)
+    small, _ = build.plan(Code(), lambda: ["a.py"], lambda paths: [], stored=False, estimate=5)
+    assert small.mode == "current" and not small.estimated
+
+
+def test_issue_23_git_index_count_is_the_tracked_files(make_repo):
+    from jitctx.repo import Repo
+
+    repo = big_repo(make_repo, files=40)
+    tracked = subprocess.run(["git", "ls-files"], cwd=repo.root, capture_output=True, text=True, check=True).stdout.splitlines()
+    assert Repo(Path(repo.root)).tracked_count() == len(tracked)
+    assert Repo(Path(repo.root) / "pkg").tracked_count() is None  # a folder inside: the count is the whole tree's
