@@ -75,6 +75,7 @@ WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
 CUE_BONUS = 0.4
+NAME_BONUS = 0.6  # a file the task names: its stem, or every sub-word of it, is a task word (issue 24, class 2)
 PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
@@ -375,6 +376,7 @@ class Candidate:
     bonus: float = 0.0
     score: float = 0.0
     definitions: list = field(default_factory=list)  # (definition, name matched) from the symbol lookup
+    named: str = ""  # the file's name, when the task names it (``names_file``)
 
 
 def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], int]:
@@ -407,6 +409,7 @@ def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], in
                 c.symbols.append(name)
                 c.bonus += share
             c.definitions.append((h.definition, name))
+    name_bonus(found.values(), weights, idf)
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
 
     def path_share(c: Candidate) -> float:
@@ -414,6 +417,43 @@ def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], in
         return sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
 
     return rescore(found.values(), terms, path_share), idf, len(found)
+
+
+def _singular(word: str) -> str:
+    """A word with a plural ``s`` taken off (``flags`` -> ``flag``; ``class``, ``is`` kept):
+    a task says "flags" of the file ``flag.go``, "macro" of ``macros.rs``."""
+    return word[:-1] if len(word) > 3 and word.endswith("s") and not word.endswith("ss") else word
+
+
+def names_file(path: str, words: dict[str, str]) -> tuple[str, list[str]] | None:
+    """Whether the task names the file ``path``: its stem (the name before its first dot)
+    whole, or every one of its sub-words, is a task word, plurals aside. ``words``: each
+    task term by its singular. Returns the stem and the task terms it covers."""
+    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+    if not stem:
+        return None
+    whole, *subs = W.split(stem)
+    if (t := words.get(_singular(whole))) is not None:
+        return stem, [t]
+    if subs and all(_singular(p) in words for p in subs):
+        return stem, list(dict.fromkeys(words[_singular(p)] for p in subs))
+    return None
+
+
+def name_bonus(found: Iterable[Candidate], weights: dict[str, int], idf: dict[str, float]) -> None:
+    """Give the files the task names ``NAME_BONUS``, scaled by the task weight their name
+    covers against the best-named file's (``default_types.go`` before ``types.go`` for
+    "default file types") and shared among the files named alike (``main.c`` in every folder)."""
+    words = {_singular(t): t for t in weights}
+    named = [(c, got) for c in found if (got := names_file(c.path, words)) is not None]
+    if not named:
+        return
+    weight = {c.path: sum(weights[t] * idf[t] for t in covered) for c, (_stem, covered) in named}
+    best = max(weight.values()) or 1.0
+    alike = sum(1 for c, _ in named if weight[c.path] == best)
+    for c, (stem, _covered) in named:
+        c.named = stem
+        c.bonus += NAME_BONUS * weight[c.path] / best / math.sqrt(alike)
 
 
 def prior(c: Candidate, terms: TaskTerms) -> float:
@@ -567,6 +607,8 @@ def regions(
 
 def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:
     out = [f"defines {s}" for s in c.symbols]
+    if c.named:
+        out.append(f"name: {c.named}")
     in_path = set(W.path_terms(c.path).split())
     path_hits = [t for t in terms.weights if t in in_path]
     if path_hits:

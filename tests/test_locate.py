@@ -252,3 +252,36 @@ def test_tool_dispatch_locate(repo):
     bad = dispatch("locate", {"task": "the and of"}, workspace=Workspace(repo.root))
     assert bad.is_error and bad.data["error"]["type"] == "query_error" and "no words to search for" in bad.text
     assert dispatch("locate", {}, workspace=Workspace(repo.root)).is_error
+
+
+# -- issue 24: names first ----------------------------------------------------------
+
+
+def test_issue_24_a_file_named_by_the_task_comes_first(tmp_path):
+    # class 2: a task word equal to a file's name (its stem, all its sub-words, a plural
+    # of it) is strong evidence, stronger than files that only say the words more often
+    files = {
+        "src/dummymodule.c": 'static int exec_dummy(PyObject *m)\n{\n    return PyModule_AddIntConstant(m, "x", 1);\n}\n',
+        "src/moduleobject.c": "/* multi phase init of a module */\n" + "int module_init_phase(void) { multi(); phase(); init(); }\n" * 12,
+        "setup.py": "ext_modules = ['dummymodule', 'othermodule']  # dummymodule built here, dummymodule\n" * 3,
+        "src/phase_init.c": "int multi_phase_init(void) { return init_phase(); }\n" * 6,
+        # as in a real tree: every module has an init and a phase; few are named dummymodule
+        **{f"src/m{i}.c": f"int m{i}_init(void) {{ return phase({i}); }}\n" for i in range(12)},
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "Convert dummymodule to multi-phase init", read=_read(files))
+    assert got.files[0].path == "src/dummymodule.c"
+    assert "name: dummymodule" in got.files[0].why
+
+
+def test_issue_24_a_plural_and_a_snake_case_name_name_the_file(tmp_path):
+    files = {
+        "altsrc/flag.go": "package altsrc\n\nfunc applyAlias(n string) error { return nil }\n",
+        "altsrc/flag_test.go": "package altsrc\n" + "func TestFlagAlias(t *testing.T) { aliases(flags); remaining(flags) }\n" * 10,
+        "command.go": "package cli\n" + "func (c *Command) flags() []Flag { return c.Flags } // alias support\n" * 8,
+        "default_types.go": 'package cli\n\nvar table = []string{"go", "rust"}\n',
+        "types.go": "package cli\n" + "type Types struct{} // default file types default types\n" * 8,
+    }
+    idx = _index(tmp_path, files)
+    assert L.locate(idx, "adding alias support to remaining flags", read=_read(files)).files[0].path == "altsrc/flag.go"
+    assert L.locate(idx, "add USD to the default file types", read=_read(files)).files[0].path == "default_types.go"
