@@ -134,7 +134,8 @@ class TaskTerms:
     words left out (stop words, the repository's name); ``total``: distinct
     terms before the ``MAX_TERMS`` cut; ``chars``: characters of the task
     read (``MAX_TASK_CHARS`` at most); ``tests``/``docs``: the task is about
-    tests / docs.
+    tests / docs; ``wholes``: the terms that are a word of the task as written
+    (``jv_invalid``, not its sub-word ``jv``).
     """
 
     weights: dict[str, int]
@@ -145,6 +146,7 @@ class TaskTerms:
     chars: int = 0
     tests: bool = False
     docs: bool = False
+    wholes: frozenset[str] = frozenset()
 
     @property
     def cut(self) -> bool:
@@ -174,6 +176,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
     dropped: list[str] = []
     seen_words: set[str] = set()
     total: set[str] = set()
+    wholes: set[str] = set()  # the task's words as written (not the sub-words of an identifier)
     lowered = {w.lower() for w in W._IDENT.findall(text)}  # noqa: SLF001 -- the same identifier rule as the index
     for m in _NAME.finditer(text):
         dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
@@ -197,6 +200,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
                 seen_words.add(term)
                 total.add(term)
                 weight = CODE_WEIGHT if code and whole else 1
+                if whole:
+                    wholes.add(term)
                 if term in weights:
                     weights[term] = max(weights[term], weight)
                 elif len(weights) < MAX_TERMS:
@@ -217,6 +222,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         len(text),
         tests=bool(lowered & _TEST_WORDS),
         docs=bool(lowered & _DOC_WORDS),
+        wholes=frozenset(wholes & weights.keys()),
     )
 
 
@@ -409,7 +415,7 @@ def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], in
                 c.symbols.append(name)
                 c.bonus += share
             c.definitions.append((h.definition, name))
-    name_bonus(found.values(), weights, idf)
+    name_bonus(found.values(), terms, idf)
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
 
     def path_share(c: Candidate) -> float:
@@ -440,11 +446,13 @@ def names_file(path: str, words: dict[str, str]) -> tuple[str, list[str]] | None
     return None
 
 
-def name_bonus(found: Iterable[Candidate], weights: dict[str, int], idf: dict[str, float]) -> None:
+def name_bonus(found: Iterable[Candidate], terms: TaskTerms, idf: dict[str, float]) -> None:
     """Give the files the task names ``NAME_BONUS``, scaled by the task weight their name
     covers against the best-named file's (``default_types.go`` before ``types.go`` for
-    "default file types") and shared among the files named alike (``main.c`` in every folder)."""
-    words = {_singular(t): t for t in weights}
+    "default file types") and shared among the files named alike (``main.c`` in every folder).
+    Only the task's words as written name a file: ``jv_invalid`` does not name ``jv.c``."""
+    weights = terms.weights
+    words = {_singular(t): t for t in terms.wholes if t in idf}
     named = [(c, got) for c in found if (got := names_file(c.path, words)) is not None]
     if not named:
         return

@@ -143,7 +143,7 @@ def quick_locate(
     def share(c: Candidate) -> float:
         return shares.get(c.path, 0.0)
 
-    L.name_bonus(found.values(), terms.weights, idf)
+    L.name_bonus(found.values(), terms, idf)
     L.rescore(found.values(), terms, share)
     left = _defines(found, counted, terms, read, outlines, start + budget * OUTLINE_SHARE)
     if left:

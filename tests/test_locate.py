@@ -285,3 +285,16 @@ def test_issue_24_a_plural_and_a_snake_case_name_name_the_file(tmp_path):
     idx = _index(tmp_path, files)
     assert L.locate(idx, "adding alias support to remaining flags", read=_read(files)).files[0].path == "altsrc/flag.go"
     assert L.locate(idx, "add USD to the default file types", read=_read(files)).files[0].path == "default_types.go"
+
+
+def test_issue_24_a_sub_word_of_an_identifier_names_no_file(tmp_path):
+    # `jv_invalid` is the task's word, not its sub-word `jv`: jv.c is not named by it
+    files = {
+        "src/jv.c": "jv jv_invalid(void) {\n  return jv_invalid_with_msg(jv_null());\n}\n" * 3,
+        "src/execute.c": "/* C-coded functions may now be empty */\nstatic jv call_c_function(jv input) {\n  return jv_invalid();\n}\n",
+        "src/builtin.c": "static jv f_error(jv input) { return jv_invalid_with_msg(input); }\n" * 2,
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "Allow C-coded functions to be empty: just return a jv_invalid() without a message", read=_read(files))
+    assert got.files[0].path == "src/execute.c"
+    assert all(not any(w.startswith("name:") for w in f.why) for f in got.files)
