@@ -74,6 +74,7 @@ UNIVERSAL_PATH = 0.25  # a word in more paths than this share counts in content 
 WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
+PROPER_FILES = 3  # a capitalised word of the task defined in more files than this is no evidence
 CUE_BONUS = 0.4
 NAME_BONUS = 0.6  # a file the task names: its stem, or every sub-word of it, is a task word (issue 24, class 2)
 PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
@@ -135,7 +136,8 @@ class TaskTerms:
     terms before the ``MAX_TERMS`` cut; ``chars``: characters of the task
     read (``MAX_TASK_CHARS`` at most); ``tests``/``docs``: the task is about
     tests / docs; ``wholes``: the terms that are a word of the task as written
-    (``jv_invalid``, not its sub-word ``jv``).
+    (``jv_invalid``, not its sub-word ``jv``); ``proper``: the capitalised words that are
+    not code-like (``Factory``), as written.
     """
 
     weights: dict[str, int]
@@ -147,6 +149,7 @@ class TaskTerms:
     tests: bool = False
     docs: bool = False
     wholes: frozenset[str] = frozenset()
+    proper: tuple[str, ...] = ()
 
     @property
     def cut(self) -> bool:
@@ -160,7 +163,7 @@ def _code_like(name: str, ticked: bool, dashes: str | None, parens: bool) -> boo
         parts = re.split(r"\.|::|->", name)
         return all(len(p) >= 2 for p in parts)
     core = name.strip("_")
-    return "_" in core or name.startswith("__") or bool(_CAMEL.search(name)) or (any(c.isdigit() for c in name) and any(c.isalpha() for c in name))
+    return "_" in core or name.startswith("_") and len(core) >= 2 or bool(_CAMEL.search(name)) or (any(c.isdigit() for c in name) and any(c.isalpha() for c in name))
 
 
 def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
@@ -173,6 +176,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
     own = set(W.split(repo_name)) if repo_name else set()
     weights: dict[str, int] = {}
     names: list[str] = []
+    proper: list[str] = []  # capitalised words that are not code-like: looked up, a bonus only when defined in few files
     dropped: list[str] = []
     seen_words: set[str] = set()
     total: set[str] = set()
@@ -183,6 +187,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         code = _code_like(name, name in ticked or m.group(0) in ticked, dashes, parens)
         if code and not dashes and len(names) < MAX_NAMES and name not in names:
             names.append(name)
+        elif not code and name[:1].isupper() and len(name) >= 3 and name.lower() not in STOP_WORDS and name not in proper and len(proper) < MAX_NAMES:
+            proper.append(name)
         for part in re.split(r"\.|::|->", name):
             split = W.split(part) if len(part) <= W.MAX_WORD else []
             for i, term in enumerate(split):
@@ -223,6 +229,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         tests=bool(lowered & _TEST_WORDS),
         docs=bool(lowered & _DOC_WORDS),
         wholes=frozenset(wholes & weights.keys()),
+        proper=tuple(p for p in proper if p.lower() in weights and p.lower() not in own),
     )
 
 
@@ -395,16 +402,18 @@ def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], in
     if weights:
         for path, score, size, is_test in index.search(_expression(weights, content_only), weights=(PATH_WEIGHT, 1.0), limit=CANDIDATES):
             found[path] = Candidate(path, score, size, "test" if is_test else file_role(path))
-    # exact definitions of the code-like names the task gives
-    for name in terms.names:
+    # exact definitions of the code-like names the task gives; of its capitalised words, those
+    # the code defines in a few files only (``Factory``: a class; ``The``, ``Fix``: none)
+    for name in (*terms.names, *terms.proper):
+        proper = name in terms.proper
         try:
             look = index.find(name, limit=40)
         except QueryError:
             continue
-        hits = [h for h in look.hits if h.tier in ("exact", "qualified")]
-        if not hits:
-            continue
+        hits = [h for h in look.hits if h.tier in ("exact", "qualified") and (not proper or h.definition.name == name)]
         files = list(dict.fromkeys(h.path for h in hits))
+        if not hits or (proper and len(files) > PROPER_FILES):
+            continue
         share = SYMBOL_BONUS / math.sqrt(len(files))
         for h in hits:
             c = found.get(h.path)

@@ -298,3 +298,21 @@ def test_issue_24_a_sub_word_of_an_identifier_names_no_file(tmp_path):
     got = L.locate(idx, "Allow C-coded functions to be empty: just return a jv_invalid() without a message", read=_read(files))
     assert got.files[0].path == "src/execute.c"
     assert all(not any(w.startswith("name:") for w in f.why) for f in got.files)
+
+
+def test_issue_24_a_name_defined_in_one_place_brings_its_file(tmp_path):
+    # class 1: `_nsort` (a private name) and `Factory` (a capitalised word the code defines
+    # once) put the defining file first, before the files that merely use the words more
+    users = "x = Factory()\nfactory = Factory.create(Factory)  # empty list handled, public factory\nnsort = _nsort(items)  # empty list\n"
+    files = {
+        "src/sorting.py": "def _nsort(seq):\n    return sorted(seq or [])\n",
+        "src/adapters.py": "class Factory:\n    visible = True\n",
+        "src/gson.py": users * 6,
+        "src/json_tree.py": users * 5,
+        "src/bind.py": users * 4,
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "empty list now handled in _nsort", read=_read(files))
+    assert got.files[0].path == "src/sorting.py" and "defines _nsort" in got.files[0].why
+    got = L.locate(idx, "Factory always wanted to be public", read=_read(files))
+    assert got.files[0].path == "src/adapters.py" and "defines Factory" in got.files[0].why
