@@ -367,7 +367,7 @@ class Workspace:
         if running:
             state = f"the index is being built in the background ({far})"
         elif why is not None:
-            state = f"the index cannot be built ({why}; tried again in {build.RETRY_SECONDS // 60} minutes)"
+            state = f"the index cannot be built ({why}; tried again {build.RETRY_SECONDS // 60} minutes after that)"
         else:
             state = f"the index is behind the tree ({far}) and no background build could start"
         if plan.mode == "quick":
