@@ -214,18 +214,24 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
 
         _write(status, {"pid": os.getpid(), "done": 0, "total": 0, "updated": time.time()})
         from .code.store import StoreUnavailable
-        from .workspace import Workspace
+        from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+        from .repo import Repo, find_root
+        from .structure import CodeIndex
 
-        with Workspace(root, record=False) as ws:
-            index = ws.code.index
-            try:
-                if index.path is None:  # it could not even be opened for writing
-                    raise StoreUnavailable(index.notice or "the store cannot be opened")
-                index.on_disk_only = True
-                ws.code.refresh(progress=tick)
-            except StoreUnavailable as exc:
-                unwritable = exc.reason
-                return 3
+        repo = Repo(find_root(root))  # as a Workspace of ``root`` finds it: the same index
+        code = CodeIndex(repo, PathPolicy(repo.root, DEFAULT_DENY, DEFAULT_ALLOW))
+        try:
+            index = code.index
+            if index.path is None:  # it could not even be opened for writing
+                raise StoreUnavailable(index.notice or "the store cannot be opened")
+            index.on_disk_only = True
+            code.refresh(progress=tick)
+        except StoreUnavailable as exc:
+            unwritable = exc.reason
+            return 3
+        finally:
+            code.close()
+            repo.close()
         return 0
     except Exception:  # noqa: BLE001 - a builder that fails leaves the index as it was; calls go on
         return 2
