@@ -71,17 +71,16 @@ def plan(code, list_paths: Callable[[], list[str]], entries: Callable[[list[str]
     ``stored``: the index lives on disk (in memory, every process would build it whole).
     Racy rows (indexed, only to be hashed again) count as indexed: a few hashes, no
     analysis; they are checked whenever the call refreshes."""
-    if estimate is not None and estimate > SMALL:
-        rows = code.index.rows() if stored else 0
-        if rows <= (1 - SPARSE) * estimate:
-            quick = Plan("quick", [], [], estimate, indexed=rows)
-            quick.estimated = True
-            return quick, None
+    rows = code.index.rows() if stored else 0  # once: a count over the files rows, on every call
+    if estimate is not None and estimate > SMALL and rows <= (1 - SPARSE) * estimate:
+        quick = Plan("quick", [], [], estimate, indexed=rows)
+        quick.estimated = True
+        return quick, None
     paths = list_paths()
     n = len(paths)
     if not stored and n > SMALL:
         return Plan("quick", [], [], n, indexed=0), None
-    if stored and n > INLINE and (rows := code.index.rows()) <= (1 - SPARSE) * n:
+    if stored and n > INLINE and rows <= (1 - SPARSE) * n:
         return Plan("quick", [], [], n, indexed=min(rows, n)), None
     listed = entries(paths)
     work, racy, removed = code.pending(listed)
