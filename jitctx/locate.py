@@ -43,6 +43,7 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import mentions as M
 from .code import words as W
 from .code.testpaths import is_test_path
 from .errors import QueryError
@@ -76,6 +77,15 @@ REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
 PROPER_FILES = 3  # a capitalised word of the task defined in more files than this is no evidence
 CUE_BONUS = 0.4
+BIND_BONUS = 0.8  # a file defining what a name table binds a task's word to (issue 24, class 4): as a definition's
+BIND_WORDS = 6  # task words looked for in name tables, rarest first
+BIND_DF = 20  # ... held by at most this many files (or 2% of them): "help" is in every table
+SCAN_FILES = 12  # files holding a word that are read for its table rows or listings
+LIST_BONUS = 1.2  # a package's entry file listing a name of a task about listing (class 5): above the definition's; other files half
+ENTRY_STEMS = frozenset({"__init__", "index", "mod", "lib", "main", "exports"})
+HUB_CHECK = 20  # best files whose start is read for a generator's banner (class 3)
+GENERATED_PRIOR = 0.5  # a generated file beside its source, unless the task is about generated files
+STUB_PRIOR = 0.5  # a ``.pyi`` stub beside its module: it names everything the module does
 NAME_BONUS = 0.6  # a file the task names: its stem, or every sub-word of it, is a task word (issue 24, class 2)
 PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
@@ -137,7 +147,8 @@ class TaskTerms:
     read (``MAX_TASK_CHARS`` at most); ``tests``/``docs``: the task is about
     tests / docs; ``wholes``: the terms that are a word of the task as written
     (``jv_invalid``, not its sub-word ``jv``); ``proper``: the capitalised words that are
-    not code-like (``Factory``), as written.
+    not code-like (``Factory``), as written; ``lists``: the task is about where a name is
+    imported, exported, registered or listed; ``generated``: about generated files.
     """
 
     weights: dict[str, int]
@@ -150,6 +161,8 @@ class TaskTerms:
     docs: bool = False
     wholes: frozenset[str] = frozenset()
     proper: tuple[str, ...] = ()
+    lists: bool = False
+    generated: bool = False
 
     @property
     def cut(self) -> bool:
@@ -230,6 +243,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         docs=bool(lowered & _DOC_WORDS),
         wholes=frozenset(wholes & weights.keys()),
         proper=tuple(p for p in proper if p.lower() in weights and p.lower() not in own),
+        lists=bool(lowered & M.LISTING_WORDS) or "__all__" in text,
+        generated=any(w.startswith(("generat", "regenerat", "codegen")) for w in lowered),
     )
 
 
@@ -390,10 +405,16 @@ class Candidate:
     score: float = 0.0
     definitions: list = field(default_factory=list)  # (definition, name matched) from the symbol lookup
     named: str = ""  # the file's name, when the task names it (``names_file``)
+    listed: list[str] = field(default_factory=list)  # the task's names this file imports, exports or registers
+    credit: dict[str, float] = field(default_factory=dict)  # the bonus each name defined here gave
+    hub: float = 1.0  # a generated file's or a stub's factor (``hubs``)
+    hub_why: str = ""
 
 
-def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], int]:
-    """Candidate files best first, each term's IDF, and how many files matched."""
+def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = None) -> tuple[list[Candidate], dict[str, float], int]:
+    """Candidate files best first, each term's IDF, and how many files matched.
+    ``text_of(path)``: a file's text (None: unreadable); without it no line is read
+    (no name tables, listings or generated files are recognised)."""
     documents, counts = index.term_counts(terms.weights)
     weights = {t: w for t, w in terms.weights.items() if t in counts}
     idf = {t: idf_of(documents, max(counts[t])) for t in weights}
@@ -406,32 +427,155 @@ def rank(index, terms: TaskTerms) -> tuple[list[Candidate], dict[str, float], in
     # the code defines in a few files only (``Factory``: a class; ``The``, ``Fix``: none)
     for name in (*terms.names, *terms.proper):
         proper = name in terms.proper
-        try:
-            look = index.find(name, limit=40)
-        except QueryError:
-            continue
-        hits = [h for h in look.hits if h.tier in ("exact", "qualified") and (not proper or h.definition.name == name)]
+        hits = _definitions(index, name, exact_name=proper)
         files = list(dict.fromkeys(h.path for h in hits))
         if not hits or (proper and len(files) > PROPER_FILES):
             continue
-        share = SYMBOL_BONUS / math.sqrt(len(files))
-        for h in hits:
-            c = found.get(h.path)
-            if c is None:
-                state = index.state(h.path)
-                c = found[h.path] = Candidate(h.path, 0.0, state.size if state else 0, "test" if h.is_test else file_role(h.path))
-            if name not in c.symbols:
-                c.symbols.append(name)
-                c.bonus += share
-            c.definitions.append((h.definition, name))
-    name_bonus(found.values(), terms, idf)
+        _credit(index, found, hits, name, SYMBOL_BONUS / math.sqrt(len(files)))
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
+    if text_of is not None:
+        bind(index, terms, found, {t: (counts[t][1], w * idf[t] / mass) for t, w in weights.items()}, documents, text_of)
+        if terms.lists:
+            listed(index, terms, found, text_of)
+    name_bonus(found.values(), terms, idf)
 
     def path_share(c: Candidate) -> float:
         in_path = set(W.path_terms(c.path).split())
         return sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
 
-    return rescore(found.values(), terms, path_share), idf, len(found)
+    ordered = rescore(found.values(), terms, path_share)
+    if text_of is not None and hubs(index, ordered[:HUB_CHECK], terms, text_of, found):
+        ordered = rescore(found.values(), terms, path_share)
+    return ordered, idf, len(found)
+
+
+def _definitions(index, name: str, *, exact_name: bool = False) -> list:
+    """The index's exact (or qualified) definitions of ``name``; ``exact_name``: named so, case and all."""
+    try:
+        look = index.find(name, limit=40)
+    except QueryError:
+        return []
+    return [h for h in look.hits if h.tier in ("exact", "qualified") and (not exact_name or h.definition.name == name)]
+
+
+def _candidate(index, found: dict[str, Candidate], path: str, is_test: bool = False) -> Candidate:
+    c = found.get(path)
+    if c is None:
+        state = index.state(path)
+        c = found[path] = Candidate(path, 0.0, state.size if state else 0, "test" if is_test else file_role(path))
+    return c
+
+
+def _credit(index, found: dict[str, Candidate], hits: list, name: str, share: float) -> None:
+    """Give the files defining ``name`` (``hits``) ``share`` each, once a name."""
+    for h in hits:
+        c = _candidate(index, found, h.path, h.is_test)
+        if name not in c.symbols:
+            c.symbols.append(name)
+            c.bonus += share
+            c.credit[name] = share
+        c.definitions.append((h.definition, name))
+
+
+def _holding(index, term: str) -> list[str]:
+    """The source files (not tests, docs or data) whose content holds ``term`` most, best first."""
+    got = index.search("content_terms : " + _quote(term), weights=(PATH_WEIGHT, 1.0), limit=SCAN_FILES)
+    return [path for path, _score, _size, is_test in got if not is_test and file_role(path) in ("source", "other")]
+
+
+def _last(name: str) -> str:
+    return re.split(r"\.|::|->", name)[-1]
+
+
+def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tuple[int, float]], documents: int, text_of: Callable[[str], str | None]) -> None:
+    """Issue 24, class 4: a task word no definition is named by (``getrange``,
+    ``can_cast``, ``XADD``) that a name table binds, as a string, to a function
+    (``{"getrange", getrangeCommand}``) credits the files defining that function
+    as if the task had named it (``BIND_BONUS``) and as if they held the word (its
+    share of the task's weight: ``array_can_cast_safely`` does not hold the word
+    ``cancast``). ``df``: per term, the files holding it and that share. Only rare
+    words (held by at most ``BIND_DF`` files or 2% of the ``documents``), none part of
+    a name the task gives that is defined (``jv_setpath()`` already says where
+    "setpath" is); the rarest ``BIND_WORDS``, each looked for in the ``SCAN_FILES``
+    files holding it most."""
+    defined = {s for c in found.values() for s in c.symbols}
+    taken = [M.fold(_last(s)) for s in defined]
+    rare = max(BIND_DF, 0.02 * documents)
+    words: dict[str, str] = {}  # folded term -> the word as written
+    for name in (*terms.names, *terms.proper):
+        last = _last(name)
+        if not last.startswith("__") and (split := W.split(last)):
+            words.setdefault(split[0], last)
+    for whole in terms.wholes:
+        if terms.weights.get(whole) == 1 and whole.isalnum():
+            words.setdefault(whole, whole)
+    words = {t: w for t, w in words.items() if t in df and df[t][0] <= rare and not any(M.fold(w) in f for f in taken)}
+    for term in sorted(words, key=lambda t: (df[t][0], t))[:BIND_WORDS]:
+        word = words[term]
+        targets: dict[str, None] = {}
+        for path in _holding(index, term):
+            text = text_of(path)
+            if text is not None:
+                targets.update(dict.fromkeys(M.bound(text, word)))
+        for ident in list(targets)[:8]:
+            hits = _definitions(index, ident, exact_name=True)
+            files = list(dict.fromkeys(h.path for h in hits))
+            if hits and len(files) <= PROPER_FILES:
+                _credit(index, found, hits, ident, (BIND_BONUS + df[term][1]) / math.sqrt(len(files)))
+
+
+def listed(index, terms: TaskTerms, found: dict[str, Candidate], text_of: Callable[[str], str | None]) -> None:
+    """Issue 24, class 5: for a task about where a name is imported, exported,
+    registered or listed ("Add `Method` to `__all__`"), the files whose every line
+    holding one of the task's names lists it (``mentions.lists``: a re-export, a
+    registration, not a use) get ``LIST_BONUS`` (a package's entry file:
+    ``__init__.py``, ``index.ts``, ``mod.rs``) or half of it (any other), shared among
+    them; the name's definition, context now, keeps half of what it gave."""
+    for name in (*terms.names, *terms.proper):
+        last = _last(name)
+        split = W.split(last) if not last.startswith("__") else []
+        if not split:
+            continue
+        sites = []
+        for path in _holding(index, split[0]):
+            c = found.get(path)
+            text = text_of(path) if c is None or name not in c.symbols else None
+            if text is not None and M.lists(text, last):
+                sites.append(path)
+        for path in sites:
+            c = _candidate(index, found, path)
+            stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
+            c.bonus += LIST_BONUS * (1.0 if stem in ENTRY_STEMS else 0.5) / math.sqrt(len(sites))
+            c.listed.append(last)
+        for c in found.values() if sites else ():
+            c.bonus -= c.credit.get(name, 0.0) / 2
+
+
+def _stem(path: str) -> str:
+    """A path without its extensions: ``src/parser.c`` -> ``src/parser``."""
+    folder, _, name = path.rpartition("/")
+    return f"{folder}/{name.split('.', 1)[0]}" if folder else name.split(".", 1)[0]
+
+
+def hubs(index, top: Iterable[Candidate], terms: TaskTerms, text_of: Callable[[str], str | None], found: dict[str, Candidate]) -> bool:
+    """Issue 24, class 3: of the best files, one that is another's output is scaled
+    down, for its source is where a change is written: a ``.pyi`` stub beside its
+    module by ``STUB_PRIOR``, a generated file (its header says so) whose source is a
+    candidate too (the same name with another extension: ``parser.c`` and ``parser.y``)
+    by ``GENERATED_PRIOR``, unless the task is about generated files. Whether any was."""
+    stems: dict[str, int] = {}
+    for path in found:
+        stems[_stem(path)] = stems.get(_stem(path), 0) + 1
+    changed = False
+    for c in top:
+        if c.path.endswith(".pyi") and index.state(c.path[:-1]) is not None:
+            c.hub, c.hub_why = STUB_PRIOR, "a stub beside its module"
+        elif not terms.generated and stems[_stem(c.path)] > 1 and (text := text_of(c.path)) is not None and M.generated(text):
+            c.hub, c.hub_why = GENERATED_PRIOR, "generated"
+        else:
+            continue
+        changed = True
+    return changed
 
 
 def _singular(word: str) -> str:
@@ -493,7 +637,7 @@ def rescore(found: Iterable[Candidate], terms: TaskTerms, path_share: Callable[[
     found = list(found)
     top = max((c.lexical for c in found), default=0.0) or 1.0
     for c in found:
-        c.score = prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
+        c.score = c.hub * prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
     return sorted(found, key=lambda c: (-c.score, c.path))
 
 
@@ -626,6 +770,10 @@ def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable
     out = [f"defines {s}" for s in c.symbols]
     if c.named:
         out.append(f"name: {c.named}")
+    if c.listed:
+        out.append("lists " + ", ".join(c.listed))
+    if c.hub_why:
+        out.append(c.hub_why)
     in_path = set(W.path_terms(c.path).split())
     path_hits = [t for t in terms.weights if t in in_path]
     if path_hits:
@@ -655,12 +803,30 @@ def locate(
     ``file_tokens``: price whole files too (regions always are).
     """
     terms = task_terms(task, repo_name=repo_name)
-    ordered, idf, total = rank(index, terms)
+    read, text_of = reader(read)
+    ordered, idf, total = rank(index, terms, text_of)
     notes = task_notes(task, terms)
     files = show(
         ordered[:limit], terms, idf, read, lambda path, data: index.definitions(path), count=count, file_tokens=file_tokens, regions_per_file=regions_per_file, notes=notes
     )
     return Located(tuple(files), total, terms, "; ".join(notes) or None)
+
+
+def reader(read: Callable[[str], tuple[bytes, float] | None]) -> tuple[Callable[[str], tuple[bytes, float] | None], Callable[[str], str | None]]:
+    """``read`` remembered (the ranking reads a few files the answer shows again), and
+    the text of what it reads (None: unreadable)."""
+    got: dict[str, tuple[bytes, float] | None] = {}
+
+    def once(path: str) -> tuple[bytes, float] | None:
+        if path not in got:
+            got[path] = read(path)
+        return got[path]
+
+    def text_of(path: str) -> str | None:
+        data = once(path)
+        return None if data is None else data[0].decode("utf-8", "replace")
+
+    return once, text_of
 
 
 def task_notes(task: str, terms: TaskTerms) -> list[str]:

@@ -7,6 +7,8 @@ definitions, the words are ``code.words``' (the same rule locate uses).
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
 from jitctx import locate as L
@@ -32,14 +34,27 @@ def _analyze(path: str, data: bytes):
     return defs, words.path_terms(path), words.content_terms(text)
 
 
-def _index(tmp_path, files: dict[str, str]) -> Index:
+_C_FUNCTION = re.compile(r"^[A-Za-z_][\w \t*]*?\b([A-Za-z_]\w*)\s*\([^;]*\)\s*\{")
+
+
+def _analyze_c(path: str, data: bytes):
+    """``_analyze`` that also knows C's function definitions (a line ``type name(args) {``)."""
+    defs, path_words, content = _analyze(path, data)
+    for i, line in enumerate(data.decode().split("\n"), 1):
+        m = _C_FUNCTION.match(line)
+        if m and not line.startswith(("def ", "class ")):
+            defs.append(Definition("function", m.group(1), m.group(1), i, i, line.strip(), 0, None, None))
+    return defs, path_words, content
+
+
+def _index(tmp_path, files: dict[str, str], analyze=_analyze) -> Index:
     root = tmp_path / "repo"
     root.mkdir(exist_ok=True)
     entries = []
     for n, (path, text) in enumerate(sorted(files.items())):
         entries.append((path, len(text.encode()), 1_600_000_000 * 10**9, n + 1, 1_600_000_000 * 10**9))
     idx = Index.open(root, analyzer="test/1", cache_dir=str(tmp_path / "cache"))
-    idx.refresh(entries, lambda p: files[p].encode(), _analyze)
+    idx.refresh(entries, lambda p: files[p].encode(), analyze)
     return idx
 
 
@@ -316,3 +331,131 @@ def test_issue_24_a_name_defined_in_one_place_brings_its_file(tmp_path):
     assert got.files[0].path == "src/sorting.py" and "defines _nsort" in got.files[0].why
     got = L.locate(idx, "Factory always wanted to be public", read=_read(files))
     assert got.files[0].path == "src/adapters.py" and "defines Factory" in got.files[0].why
+
+
+def test_issue_24_a_name_table_binds_a_word_to_its_function(tmp_path):
+    # class 4: "getrange" is no definition's name; the command table binds it, as a
+    # string, to getrangeCommand, which t_string.c defines: that file comes first, as
+    # it would for a task naming getrangeCommand. Across languages too: the Python name
+    # `can_cast` reaches the C function a method table binds it to.
+    filler = "".join(f"void cmd{i}Command(client *c) {{\n    reply(c, {i});\n}}\n" for i in range(40))
+    files = {
+        "src/server.c": '#include "server.h"\nstruct redisCommand table[] = {\n    {"get", getCommand, 2},\n'
+        '    {"getrange", getrangeCommand, 4},\n};\n' + "/* large requests are handled in the networking code */\n" * 3,
+        "src/t_string.c": "void getCommand(client *c) {\n    reply(c, 0);\n}\n\nvoid getrangeCommand(client *c) {\n    long start;\n}\n" + filler,
+        "src/networking.c": "int processRequest(client *c) {\n    /* handle large requests, large reads */\n}\n" * 6,
+        "src/cluster.c": "int clusterHandle(client *c) {\n    /* large requests, handle the large ones */\n}\n" * 6,
+        "src/multiarraymodule.c": 'static struct PyMethodDef methods[] = {\n    {"can_cast", (PyCFunction)array_can_cast_safely, METH_VARARGS, NULL},\n};\n',
+        "src/convert_datatype.c": "PyObject *array_can_cast_safely(PyObject *self, PyObject *args) {\n    return NULL;\n}\n" + filler,
+        "numpy/core/numeric.py": "# scalars are not arrays\n" * 2 + "def result_type(*arrays):\n    return can_cast(arrays)  # not supported for scalars\n",
+    }
+    idx = _index(tmp_path, files, _analyze_c)
+    got = L.locate(idx, "Handle large getrange requests", read=_read(files))
+    assert got.files[0].path == "src/t_string.c" and "defines getrangeCommand" in got.files[0].why
+    got = L.locate(idx, "`can_cast` is not supported for scalars", read=_read(files))
+    assert got.files[0].path == "src/convert_datatype.c" and "defines array_can_cast_safely" in got.files[0].why
+    # no binding without the file's lines (a caller that reads nothing): the plain ranking
+    plain, _idf, _total = L.rank(idx, L.task_terms("Handle large getrange requests"))
+    assert plain[0].path != "src/t_string.c"
+
+
+def test_issue_24_a_common_word_binds_nothing(tmp_path):
+    # "help" is in every table: a word in more than BIND_DF files is no binding
+    files = {f"src/tool{i}.c": f'static struct opt opts[] = {{\n    {{"help", tool{i}Help}},\n}};\nvoid tool{i}Help(void) {{ }}\n' for i in range(L.BIND_DF + 2)}
+    files["src/module.c"] = "void moduleReply(void) {\n    /* the module help reply */\n}\n" * 4
+    idx = _index(tmp_path, files, _analyze_c)
+    got = L.locate(idx, "Add module help reply", read=_read(files))
+    assert got.files[0].path == "src/module.c"
+    assert not any(w.startswith("defines tool") for f in got.files for w in f.why)
+
+
+def test_issue_24_a_task_about_listing_brings_the_files_that_list_the_name(tmp_path):
+    # class 5: "Add `Method` to `__all__`": the package's __init__.py, which imports the
+    # name, is the answer, not the module defining it nor the files using it most
+    uses = "from pkg.methods import Method\n\n\ndef call():\n    return Method().run(Method)  # all of them\n"
+    files = {
+        "pkg/__init__.py": "from .methods import Method, Other\nfrom .client import call\n\n__all__ = ['Other', 'call']\n",
+        "pkg/methods.py": "class Method:\n    pass\n\n\nclass Other:\n    pass\n",
+        "pkg/client.py": uses * 4,
+        "pkg/server.py": uses * 3,
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "Add `Method` to `__all__`", read=_read(files))
+    assert got.files[0].path == "pkg/__init__.py" and "lists Method" in got.files[0].why
+    # a task not about listing: the definition first, nothing said of listings
+    got = L.locate(idx, "`Method` runs twice", read=_read(files))
+    assert got.files[0].path == "pkg/methods.py"
+    assert not any(w.startswith("lists") for f in got.files for w in f.why)
+
+
+def test_issue_24_a_generated_file_and_a_stub_come_after_their_sources(tmp_path):
+    # class 3: parser.c (Bison's output, its banner says so) names every token many
+    # times; parser.y, its source, is where the change is written. A .pyi stub beside
+    # its module names every function: the module comes first.
+    tokens = "".join(f"  case NUMBER_{i}: /* number literal token */ yylval = number(yytext); break;\n" for i in range(30))
+    stub = "".join(f"def frob{i}(x: int) -> int: ...  # frobnicate the number\n" for i in range(20))
+    files = {
+        "src/parser.c": "/* A Bison parser, made by GNU Bison 3.8.2.  */\n\nint yyparse(void) {\n" + tokens * 3 + "}\n",
+        "src/parser.y": "%token NUMBER\n%%\nTerm: NUMBER { $$ = number_literal($1); }\n/* a number literal */\n",
+        "pkg/frob.py": "def frob1(x):\n    return x + 1  # frobnicate\n",
+        "pkg/frob.pyi": stub,
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "Accept a NUMBER literal with a leading dot", read=_read(files))
+    order = [f.path for f in got.files]
+    assert order.index("src/parser.y") < order.index("src/parser.c")
+    assert "generated" in next(f for f in got.files if f.path == "src/parser.c").why
+    assert L.rank(idx, L.task_terms("Accept a NUMBER literal with a leading dot"))[0][0].path == "src/parser.c"  # without the lines
+    got = L.locate(idx, "frobnicate: frob1 returns the wrong number", read=_read(files))
+    order = [f.path for f in got.files]
+    assert order.index("pkg/frob.py") < order.index("pkg/frob.pyi")
+    # a task about the generated file itself: no penalty
+    got = L.locate(idx, "Regenerate the parser for NUMBER literal tokens", read=_read(files))
+    assert "generated" not in next(f for f in got.files if f.path == "src/parser.c").why
+
+
+@pytest.mark.parametrize(
+    ("text", "word", "want"),
+    [
+        ('    {"getrange", getrangeCommand, 4},', "getrange", ["getrangeCommand"]),
+        ('  {(cfunction_ptr)f_getpath, "getpath", 2},', "getpath", ["f_getpath"]),
+        ('{"GETRANGE", getrangeCommand}', "getrange", ["getrangeCommand"]),
+        ('x = getrange("getrange")  # getrange', "getrange", []),  # holds no other name with the word
+        ("    getrangeCommand(c);", "getrange", []),  # not a string: no table row
+        ('{"get", getCommand}', "get", []),  # too short to mean anything
+    ],
+)
+def test_mentions_bound(text, word, want):
+    from jitctx import mentions
+
+    assert mentions.bound(text, word) == want
+
+
+@pytest.mark.parametrize(
+    ("text", "listed"),
+    [
+        ("from .methods import Method, Other\n", True),
+        ("from .methods import (\n    Other,\n    Method,\n)\n", True),
+        ("__all__ = ['Method']\n", True),
+        ("__all__ = [\n    'Other',\n    'Method',\n]\n", True),
+        ("pub use self::method::Method;\n", True),
+        ("export { Method } from './method';\n", True),
+        ("registry.register(Method)\n", True),
+        ("m = Method()\nreturn Method\n", False),
+        ("from .methods import Method\nm = Method()\n", False),  # imported to be used: no list
+        ("from .methods import MethodType\n", False),
+    ],
+)
+def test_mentions_lists(text, listed):
+    from jitctx import mentions
+
+    assert mentions.lists(text, "Method") is listed
+
+
+def test_mentions_generated():
+    from jitctx import mentions
+
+    assert mentions.generated("// Code generated by protoc-gen-go. DO NOT EDIT.\npackage pb\n")
+    assert mentions.generated("/* A Bison parser, made by GNU Bison 3.8.2.  */\n")
+    assert not mentions.generated("/* the parser: hand-written */\nint parse(void);\n")
+    assert not mentions.generated("x = 1\n" * 1000 + "# generated by hand\n")  # only the start is read

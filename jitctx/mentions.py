@@ -1,0 +1,98 @@
+"""What a file's lines say of a task's names: bound in a table, listed, or generated.
+
+Task retrieval ranks files by their words; some evidence is only in the
+lines (issue 24):
+
+- ``bound``: a name table binds a task's word, as a string, to the function
+  that implements it (``{"getrange", getrangeCommand, ...}``, ``{"can_cast",
+  (PyCFunction)array_can_cast_safely}``, ``{f_getpath, "getpath", 2}``).
+  The identifiers on such a line that hold the word are what the task is
+  about, across languages: the Python name, the C function.
+- ``lists``: a line imports, exports or registers a name (``from .m import
+  Method``, an ``__all__`` item, ``pub use``, ``register(...)``): the sites
+  a task that says "import", "export", "register" or "list" changes.
+- ``generated``: a file's header says a tool wrote it (``Code generated ...
+  DO NOT EDIT``, GNU Bison's banner): a table that mentions everything,
+  rarely where a change is made by hand.
+
+Owns those three reads of a text. Does not own the ranking that weighs them
+(``locate``) nor reading files (the caller's).
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["LISTING_WORDS", "bound", "fold", "generated", "lists"]
+
+# A task with one of these words is about where a name is listed (issue 24, class 5).
+LISTING_WORDS = frozenset(
+    "import imports imported importing reexport reexports export exports exported exporting register registers "
+    "registered registering registration registry __all__ list listed table alias aliases".split()
+)
+MAX_LINES = 64  # lines holding the word read per file: a table names a function once
+HEAD = 2_000  # characters of a file's start read for a generator's banner
+MIN_FOLD = 4  # a word shorter than this (folded) binds too much to mean anything
+
+_IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_BANNER = re.compile(
+    r"\bcode generated\b|\b(?:auto(?:matically)?[- ]?)generated\b|\bgenerated (?:by|from|with|using)\b|\bthis file (?:is|was) generated\b"
+    r"|\bdo not (?:edit|modify)\b|@generated\b|\bmade by gnu bison\b|\bbison parser\b|\ba lexical scanner generated\b",
+    re.IGNORECASE,
+)
+# Lines that import, export or register what they name; a list item alone on its line
+# (a multi-line import, an ``__all__`` entry) is checked apart, on the name itself.
+_LISTING = re.compile(
+    r"^\s*(?:from\s+\S+\s+)?import\b|^\s*export\b|\b__all__\b|^\s*pub(?:\([\w:]+\))?\s+(?:use|mod)\b|^\s*(?:use|mod)\s"
+    r"|^\s*#\s*include\b|\brequire\s*\(|\bregister\w*\s*\(|\bimport\s*\(",
+)
+
+
+def fold(word: str) -> str:
+    """A name as case and underscores aside: ``can_cast``, ``canCast`` -> ``cancast``."""
+    return word.replace("_", "").lower()
+
+
+def _lines_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
+    out: list[str] = []
+    for m in pattern.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end = text.find("\n", m.end())
+        line = text[start : end if end != -1 else len(text)]
+        if not out or out[-1] != line:
+            out.append(line)
+        if len(out) >= MAX_LINES:
+            break
+    return out
+
+
+def bound(text: str, word: str) -> list[str]:
+    """The identifiers ``text`` binds to ``word``: on a line that holds ``word`` as a
+    string literal (case aside), those whose folded form holds ``word``'s and is not it
+    (``getrangeCommand`` for "getrange"); first seen first."""
+    want = fold(word)
+    if len(want) < MIN_FOLD:
+        return []
+    quoted = re.compile(r"([\"'])" + re.escape(word) + r"\1", re.IGNORECASE)
+    out: dict[str, None] = {}
+    for line in _lines_holding(text, quoted):
+        for ident in _IDENT.findall(line):
+            f = fold(ident)
+            if f != want and want in f:
+                out.setdefault(ident)
+    return list(out)
+
+
+def lists(text: str, name: str) -> bool:
+    """Whether ``text`` only lists ``name`` (the name as written, a whole word): every
+    line holding it imports, exports or registers it, or holds it alone as an item of a
+    multi-line import or ``__all__`` does. A file that also uses the name is no list."""
+    word = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
+    alone = re.compile(r"^\s*[\"']?" + re.escape(name) + r"[\"']?\s*(?:as\s+\w+\s*)?,?\s*(?:#.*|//.*)?$")
+    lines = _lines_holding(text, word)
+    return bool(lines) and all(_LISTING.search(line) or alone.match(line) for line in lines)
+
+
+def generated(text: str) -> bool:
+    """Whether the start of ``text`` says a tool generated it."""
+    return _BANNER.search(text[:HEAD]) is not None
