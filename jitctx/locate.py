@@ -92,6 +92,8 @@ SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.
 # Priors: how likely each kind of file is to be what a task is about.
 ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35, "data": 0.1}
 ROLE_PRIOR_ASKED = {"test": 0.85, "doc": 0.85}  # the task mentions tests / docs
+VENDOR_PRIOR = 0.5  # another project's code kept in the tree (``deps/jemalloc/``), unless the task names it
+VENDOR_DIRS = frozenset({"deps", "vendor", "vendored", "third_party", "thirdparty", "third-party", "3rdparty", "external", "extern", "node_modules"})
 
 STOP_WORDS = frozenset(
     """
@@ -618,12 +620,26 @@ def name_bonus(found: Iterable[Candidate], terms: TaskTerms, idf: dict[str, floa
 
 
 def prior(c: Candidate, terms: TaskTerms) -> float:
-    """The file's prior: its role's (raised when the task asks for tests or docs), times a
-    log-size prior."""
+    """The file's prior: its role's (raised when the task asks for tests or docs; lowered
+    for vendored code, ``vendored``), times a log-size prior."""
     p = ROLE_PRIOR[c.role]
     if (c.role == "test" and terms.tests) or (c.role == "doc" and terms.docs):
         p = max(p, ROLE_PRIOR_ASKED[c.role])
+    if vendored(c.path, terms):
+        p *= VENDOR_PRIOR
     return p * (1.0 + SIZE_PRIOR * math.log1p(c.size / 4096))
+
+
+def vendored(path: str, terms: TaskTerms) -> bool:
+    """Whether ``path`` is another project's code kept in the tree (under ``deps/``,
+    ``vendor/``, ``third_party/``...) that the task does not name: neither the folder
+    it is kept in (``jemalloc`` of ``deps/jemalloc/``) nor one below is a task term."""
+    folders = path.split("/")[:-1]
+    for i, folder in enumerate(folders):
+        if folder.lower() in VENDOR_DIRS:
+            below = {t for f in folders[i + 1 :] for t in W.split(f)}
+            return not (below & terms.weights.keys())
+    return False
 
 
 def cued(path: str, terms: TaskTerms) -> bool:
