@@ -25,7 +25,12 @@ The ranking, in order (docs/design.md "Task retrieval" says why):
    a definition named exactly as a code-like task word adds a strong bonus
    (split among the files defining it), a path cue in the task (``lib/vtls``)
    adds one, and tests, docs and other non-source files are scaled down
-   unless the task is about them.
+   unless the task is about them, vendored code unless the task names it.
+   A few files' lines are read (``mentions``): a name table binding a rare
+   task word to a function credits that function's file; a task about
+   importing, exporting or registering a name credits the files listing it;
+   a generated file beside its source and a stub beside its module are
+   scaled down.
 3. Regions. In each file shown, every definition (and every line window of
    ``WINDOW`` lines outside definitions) is scored by the task terms its
    lines hold (weighted by IDF, saturating in frequency, normalised by
