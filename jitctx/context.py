@@ -14,7 +14,10 @@ file by file in rank order; the assembler admits them by relevance, which
 is the file's score times ``REGION_DECAY`` per earlier region of the same
 file, so the best region of the next files comes before the third region
 of the first. Nested instruction files that governs the located files lead
-the evidence, read whole, with relevance 1.
+the evidence, read whole, with relevance 1. A region that alone would take
+over ``REGION_SHARE`` of the window (a 400-line function) is shown in part:
+its lines where the task's terms concentrate, within that share, labelled
+as a part, its whole read call listed to read next.
 
 What did not fit. After the window is assembled, a ``read next`` block (in
 ``[Context]``) lists the best candidates left out, each with the call that
@@ -49,6 +52,8 @@ FILES = 15  # files located for a window (their regions are read and scored: the
 REGION_DECAY = 0.55
 NEXT_LINES = 8  # candidates listed as references when they do not fit
 PRELOAD_SHARE = 0.35
+REGION_SHARE = 0.4  # a region costing more than this share of the window's room is shown in part...
+PART_LINES = 60  # ... when it spans more lines than this (a line window is whole or nothing)
 _BADGE = re.compile(r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$|^\s*(?:<a [^>]*>\s*)?<img [^>]*>(?:\s*</a>)?\s*$", re.IGNORECASE)
 
 
@@ -78,9 +83,37 @@ def _slim_preload(text: str, room: int, count) -> tuple[str, str | None]:
     return cut, f"preload: cut to {lo:,} of {len(lines):,} lines" + (f", {note}" if note else "") + "; print it whole with jitctx preload"
 
 
-def _region_sources(ws, found, warnings: list[str]) -> tuple[list[Source], list[tuple[str, str, int | None, str]]]:
+def _part(e, weights: dict[str, int], cap: int, count):
+    """The lines of the excerpt ``e`` where the task's terms (``weights``) concentrate,
+    as an excerpt of at most ``cap`` tokens (None: not one line fits)."""
+    from dataclasses import replace
+
+    from .code import words as W
+
+    lines = e.content.split("\n")
+    if lines and lines[-1] == "":
+        lines.pop()
+    score = [sum(weights.get(w, 0) for w in set(W.words(ln))) for ln in lines]
+    keep = max(1, int(len(lines) * cap / max(e.tokens or 1, 1) * 0.9))
+    while keep >= 1:
+        sums = [sum(score[:keep])]
+        for i in range(keep, len(lines)):
+            sums.append(sums[-1] + score[i] - score[i - keep])
+        at = max(range(len(sums)), key=lambda i: (sums[i], -i))
+        content = "".join(ln + "\n" for ln in lines[at : at + keep])
+        tokens = count(content)
+        if tokens <= cap:
+            return replace(e, start_line=e.start_line + at, end_line=e.start_line + at + keep - 1, content=content, tokens=tokens)
+        keep = min(keep - 1, int(keep * 0.85))
+    return None
+
+
+def _region_sources(ws, found, warnings: list[str], cap: int | None = None, count=None) -> tuple[list[Source], list[tuple[str, str, int | None, str]]]:
     """One evidence source per region (read with head), and every candidate as
-    (source name, read call, tokens, path) in rank order, for the read-next block."""
+    (source name, read call, tokens, path) in rank order, for the read-next block.
+    A region over ``cap`` tokens and ``PART_LINES`` lines is shown in part (``_part``,
+    priced with ``count``), its whole read call listed among the candidates."""
+    weights = dict(found.extra.get("terms", {})) if cap else {}
     sources: list[Source] = []
     candidates: list[tuple[str, str, int | None, str]] = []
     files = [f for f in found.results if hasattr(f, "regions")]
@@ -100,6 +133,11 @@ def _region_sources(ws, found, warnings: list[str]) -> tuple[list[Source], list[
                 continue
             name = f"evidence:{f.path}:{r.start_line}-{r.end_line}"
             what = f"{r.symbol} ({r.kind})" if r.symbol else "lines"
+            big = r.end_line - r.start_line + 1 > PART_LINES and (getattr(e, "tokens", None) or 0) > (cap or 0)
+            if big and cap and count is not None and (part := _part(e, weights, cap, count)) is not None:
+                candidates.append((f"ref:{name}", r.read_call(), e.tokens, f.path))  # the whole, always listed
+                what = f"part of {what}: lines {r.start_line}-{r.end_line} are {e.tokens:,} tokens"
+                e = part
             why = ", ".join(r.why[:5])
             for s in evidence_sources([e], relevance=round(base * REGION_DECAY**k, 6)):
                 label = f"{s.label} {what}; {why}" if why else f"{s.label} {what}"
@@ -208,7 +246,7 @@ def context_for_task(
         located = found.total
         warnings.extend(f"evidence: {n}" for n in found.extra.get("notes", ()))
         nested = [i["path"] for i in getattr(found, "instructions", ()) or ()]
-        evidence, candidates = _region_sources(ws, found, warnings)
+        evidence, candidates = _region_sources(ws, found, warnings, int(cfg.available(budget) * REGION_SHARE), tok.count)
         evidence = _nested(ws, nested, warnings) + evidence
 
     note_sources = [n if isinstance(n, Source) else note_source(n, name=f"notes:{k}") for k, n in enumerate(notes)]

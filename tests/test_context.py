@@ -291,3 +291,21 @@ def test_tight_budget_lists_fewer_calls_rather_than_none():
     block = ctx.text.split("--- read next (not in this window) ---\n", 1)[1].split("\n\n")[0]
     assert block.splitlines() == ["jitctx head src/app.py --start 1 -n 2  # 8 tokens", "... and 4 more regions", "left out: 5 regions (82 tokens) from 2 files"]
     assert ctx.tokens <= 45
+
+
+def test_a_region_too_big_for_the_window_is_shown_in_part_and_listed_whole():
+    # a 400-line function (bat's build_app: 4,900 tokens at an 8,000 budget) was evicted
+    # whole: its lines where the task's terms are come instead, its whole read call listed
+    body = "".join(f"    step_{i} = configure(option_{i})\n" for i in range(1, 400))
+    body = body.replace("    step_200 = configure(option_200)\n", "    step_200 = configure(wrap_mode)  # the wrap mode option\n")
+    files = {"src/clap_app.py": "def build_app():\n" + body}
+    big = _region("src/clap_app.py", 1, 400, "build_app", 4000)
+    located = Result("locate", [_hit("src/clap_app.py", 2.0, big, tokens=4000)], total=1)
+    located.extra = {"terms": {"wrap": 1, "mode": 1}}
+    ws = _ws(files=files, located=located)
+    ctx = context_for_task(ws, "Add a wrap mode option", 1200, config=CFG, system="")
+    assert ctx.tokens <= 1200
+    (label,) = [ln for ln in ctx.text.split("\n") if ln.startswith("==> src/clap_app.py")]
+    assert "part of build_app (function): lines 1-400 are" in label
+    assert "\t    step_200 = configure(wrap_mode)" in ctx.text  # the lines holding the task's words
+    assert "jitctx head src/clap_app.py --symbol build_app" in ctx.text  # the whole, to read next
