@@ -15,8 +15,10 @@ The ranking, in order (docs/design.md "Task retrieval" says why):
    stores files. English and commit-message stop words, pure numbers, one
    letter words and the repository's own name are dropped. Names that look
    like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``, in backticks,
-   ``--option``) weigh 3, other words 1. At most ``MAX_TERMS`` terms, in
-   task order; a longer task is cut and the result says so.
+   ``--option``) weigh 3, other words 1; the words of the area a task
+   starts with (``nss: ...``, at most three words before a colon) 2 more.
+   At most ``MAX_TERMS`` terms, in task order; a longer task is cut and the
+   result says so.
 2. Files. One FTS5 query over every file's path and content sub-words,
    ranked by BM25 (``bm25()``: IDF, term frequency, document length), path
    words weighing ``PATH_WEIGHT`` times content words; a term's weight is
@@ -76,6 +78,8 @@ MAX_NAMES = 16  # code-like names looked up as symbols
 CANDIDATES = 300  # files re-scored after the lexical query
 PATH_WEIGHT = 2.5
 CODE_WEIGHT = 3  # repetitions of a code-like name's whole form in the query
+AREA_WEIGHT = 2  # more for a word of the area a task starts with ("nss: fix the build"): the area is what changes
+AREA_WORDS = 3  # ... of at most this many words before the colon
 UNIVERSAL_PATH = 0.25  # a word in more paths than this share counts in content only
 WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
@@ -126,6 +130,7 @@ _TICKED = re.compile(r"`([^`\n]{1,200})`")
 _CUE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]*)")
 # Not evidence of where a change goes: links, e-mail addresses, commit ids.
 _NOISE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\S+@\S+\.\w+|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
+_AREA = re.compile(r"\s*([^\n:]{1,60}?):\s")
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _SOURCE_EXT = frozenset(
     "py pyi pyw pyx pxd c h cc cpp cxx hpp hh hxx ipp inl m mm js jsx mjs cjs ts tsx mts cts go rs java kt kts scala swift cs "
@@ -202,6 +207,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
     total: set[str] = set()
     wholes: set[str] = set()  # the task's words as written (not the sub-words of an identifier)
     lowered = {w.lower() for w in W._IDENT.findall(text)}  # noqa: SLF001 -- the same identifier rule as the index
+    area = _AREA.match(text)  # "nss: ...", "Curl_wait_for_resolv: ...", "net/http: ..."
+    area_end = area.end(1) if area and len(area.group(1).split()) <= AREA_WORDS else -1
     for m in _NAME.finditer(text):
         dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
         code = _code_like(name, name in ticked or m.group(0) in ticked, dashes, parens)
@@ -225,7 +232,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
                     continue
                 seen_words.add(term)
                 total.add(term)
-                weight = CODE_WEIGHT if code and whole else 1
+                weight = (CODE_WEIGHT if code and whole else 1) + (AREA_WEIGHT if m.start() < area_end else 0)
                 if whole:
                     wholes.add(term)
                 if term in weights:

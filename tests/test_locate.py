@@ -475,3 +475,28 @@ def test_vendored_code_comes_after_the_projects_own_unless_named(tmp_path, monke
     assert not L.vendored("src/deps.c", L.task_terms("mutex")) and L.vendored("vendor/x/y.go", L.task_terms("mutex"))
     monkeypatch.setattr(L, "VENDOR_PRIOR", 1.0)  # without the rule the vendored copy is first
     assert L.locate(idx, "Simplify the mutex usage", read=_read(files)).files[0].path == "deps/jemalloc/src/arena.c"
+
+
+def test_the_area_a_task_starts_with_weighs_more():
+    # "nss: fix the build with http2": the area before the colon is what changes
+    terms = L.task_terms("nss: fix compiler error when built with http2")
+    assert terms.weights["nss"] == 1 + L.AREA_WEIGHT and terms.weights["compiler"] == 1
+    terms = L.task_terms("Curl_wait_for_resolv: correct the timeout")
+    assert terms.weights["curlwaitforresolv"] == L.CODE_WEIGHT + L.AREA_WEIGHT
+    # no area: a sentence with a colon later, or a long lead-in
+    assert L.task_terms("fix the build: nss and http2").weights["nss"] == 1
+    assert L.task_terms("when the nss code is built with http2: fix it").weights["nss"] == 1
+
+
+def test_the_area_brings_its_file_first(tmp_path, monkeypatch):
+    files = {
+        "lib/vtls/nss.c": "static CURLcode nss_connect(struct connectdata *conn) {\n    return nss_do_connect(conn);\n}\n",
+        "lib/multi.c": "/* http2 support: built when http2 is enabled; a compiler error here */\nint http2_init(void) { return http2_setup(); }\n" * 4,
+        "lib/http.c": "int http_perform(void) { /* http2 upgrade, compiler error */ return 0; }\n" * 3,
+        **{f"lib/f{i}.c": f"int f{i}(void) {{ return {i}; }}\n" for i in range(8)},
+    }
+    idx = _index(tmp_path, files)
+    task = "NSS: fix compiler error when built with the http2 support"
+    assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/vtls/nss.c"
+    monkeypatch.setattr(L, "AREA_WEIGHT", 0)  # without the rule the file saying the other words most is first
+    assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/multi.c"
