@@ -52,7 +52,7 @@ FILES = 15  # files located for a window (their regions are read and scored: the
 REGION_DECAY = 0.55
 NEXT_LINES = 8  # candidates listed as references when they do not fit
 PRELOAD_SHARE = 0.35
-REGION_SHARE = 0.4  # a region costing more than this share of the window's room is shown in part...
+REGION_SHARE = 0.25  # a region costing more than this share of the window's room is shown in part...
 PART_LINES = 60  # ... when it spans more lines than this (a line window is whole or nothing)
 _BADGE = re.compile(r"^\s*(?:\[?!\[[^\]]*\]\([^)]*\)\]?(?:\([^)]*\))?\s*)+$|^\s*(?:<a [^>]*>\s*)?<img [^>]*>(?:\s*</a>)?\s*$", re.IGNORECASE)
 
