@@ -212,7 +212,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
     for m in _NAME.finditer(text):
         dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
         code = _code_like(name, name in ticked or m.group(0) in ticked, dashes, parens)
-        if code and not dashes and len(names) < MAX_NAMES and name not in names:
+        mine = bool(own) and set(W.split(name.strip("_"))[1:] or W.split(name.strip("_"))) <= own  # ``_pytest`` in pytest
+        if code and not dashes and len(names) < MAX_NAMES and name not in names and not mine:
             names.append(name)
         elif not code and name[:1].isupper() and len(name) >= 3 and name.lower() not in STOP_WORDS and name not in proper and len(proper) < MAX_NAMES:
             proper.append(name)

@@ -500,3 +500,10 @@ def test_the_area_brings_its_file_first(tmp_path, monkeypatch):
     assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/vtls/nss.c"
     monkeypatch.setattr(L, "AREA_WEIGHT", 0)  # without the rule the file saying the other words most is first
     assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/multi.c"
+
+
+def test_a_name_made_of_the_repositorys_own_name_is_not_looked_up():
+    # "the _pytest package" in pytest: `_pytest` is the project, not a definition to find
+    terms = L.task_terms("pytest.mark.hookwrapper is used nowhere in the _pytest package", repo_name="pytest")
+    assert terms.names == ("pytest.mark.hookwrapper",)
+    assert L.task_terms("the _pytest package", repo_name="other").names == ("_pytest",)
