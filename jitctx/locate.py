@@ -440,15 +440,19 @@ def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = 
             found[path] = Candidate(path, score, size, "test" if is_test else file_role(path))
     # exact definitions of the code-like names the task gives; of its capitalised words, those
     # the code defines in a few files only (``Factory``: a class; ``The``, ``Fix``: none)
+    undefined = []
     for name in (*terms.names, *terms.proper):
         proper = name in terms.proper
         hits = _definitions(index, name, exact_name=proper)
         files = list(dict.fromkeys(h.path for h in hits))
+        if not hits and not proper:
+            undefined.append(name)
         if not hits or (proper and len(files) > PROPER_FILES):
             continue
         _credit(index, found, hits, name, SYMBOL_BONUS / math.sqrt(len(files)))
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
     if text_of is not None:
+        declared(index, undefined, found, text_of)
         bind(index, terms, found, {t: (counts[t][1], w * idf[t] / mass) for t, w in weights.items()}, documents, text_of)
         if terms.lists:
             listed(index, terms, found, text_of)
@@ -500,6 +504,28 @@ def _holding(index, term: str) -> list[str]:
 
 def _last(name: str) -> str:
     return re.split(r"\.|::|->", name)[-1]
+
+
+def declared(index, names: Iterable[str], found: dict[str, Candidate], text_of: Callable[[str], str | None]) -> None:
+    """Issue 24, class 1, where the outline sees no definition: a task name no
+    definition is named by (a constant, a variable, an object-like macro:
+    ``chunkSize``, ``CACHE_LINE_SIZE``) credits the files that declare it with its
+    value (``mentions.declares``) as a definition would, when at most
+    ``PROPER_FILES`` of the ``SCAN_FILES`` files holding it most do."""
+    for name in names:
+        last = _last(name)
+        split = W.split(last) if not last.startswith("__") else []
+        if not split:
+            continue
+        sites = [path for path in _holding(index, split[0]) if (text := text_of(path)) is not None and M.declares(text, last)]
+        if not sites or len(sites) > PROPER_FILES:
+            continue
+        for path in sites:
+            c = _candidate(index, found, path)
+            if last not in c.symbols:
+                c.symbols.append(last)
+                c.bonus += SYMBOL_BONUS / math.sqrt(len(sites))
+                c.credit[last] = SYMBOL_BONUS / math.sqrt(len(sites))
 
 
 def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tuple[int, float]], documents: int, text_of: Callable[[str], str | None]) -> None:

@@ -11,6 +11,10 @@ lines (issue 24):
 - ``lists``: a line imports, exports or registers a name (``from .m import
   Method``, an ``__all__`` item, ``pub use``, ``register(...)``): the sites
   a task that says "import", "export", "register" or "list" changes.
+- ``declares``: a line gives a name its value, where the outline sees no
+  definition: a constant, a variable, an object-like macro (``#define
+  CACHE_LINE_SIZE 64``, Go's ``chunkSize int = 100`` in a ``const`` block,
+  ``static final int MAX = 3;``, ``pub const N: usize = 4;``, ``LIMIT = 10``).
 - ``generated``: a file's header says a tool wrote it (``Code generated ...
   DO NOT EDIT``, GNU Bison's banner): a table that mentions everything,
   rarely where a change is made by hand.
@@ -23,7 +27,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["LISTING_WORDS", "bound", "fold", "generated", "lists"]
+__all__ = ["LISTING_WORDS", "bound", "declares", "fold", "generated", "lists"]
 
 # A task with one of these words is about where a name is listed (issue 24, class 5).
 LISTING_WORDS = frozenset(
@@ -91,6 +95,21 @@ def lists(text: str, name: str) -> bool:
     alone = re.compile(r"^\s*[\"']?" + re.escape(name) + r"[\"']?\s*(?:as\s+\w+\s*)?,?\s*(?:#.*|//.*)?$")
     lines = _lines_holding(text, word)
     return bool(lines) and all(_LISTING.search(line) or alone.match(line) for line in lines)
+
+
+def declares(text: str, name: str) -> bool:
+    """Whether a line of ``text`` declares ``name`` (as written) with its value: an
+    object-like ``#define``, a ``const``/``let``/``var``/``static``/``final``/``val``
+    declaration, or the name alone at a line's start assigned (``NAME = ...``, Go's
+    ``name type = ...`` in a block); not ``x.name = ...`` nor a comparison."""
+    n = re.escape(name)
+    pattern = re.compile(
+        rf"^[ \t]*#[ \t]*define[ \t]+{n}\b(?!\()"
+        rf"|\b(?:const|let|var|static|final|val)\b[^=;(\n]*(?<![\w.$]){n}[ \t]*(?::[^=\n]+)?=(?!=)"
+        rf"|^[ \t]*{n}(?:[ \t]*:[^=\n]+|[ \t]+[\w\[\]*.]+)?[ \t]*=(?!=)",
+        re.MULTILINE,
+    )
+    return pattern.search(text) is not None
 
 
 def generated(text: str) -> bool:

@@ -452,6 +452,43 @@ def test_mentions_lists(text, listed):
     assert mentions.lists(text, "Method") is listed
 
 
+@pytest.mark.parametrize(
+    ("text", "name", "declared"),
+    [
+        ("#define CACHE_LINE_SIZE 64\n", "CACHE_LINE_SIZE", True),
+        ("const (\n\tchunkSize int = 100\n)\n", "chunkSize", True),
+        ("static final int MAX = 3;\n", "MAX", True),
+        ("pub const N: usize = 4;\n", "N", True),
+        ("LIMIT = 10\n", "LIMIT", True),
+        ("export const chunkSize = 100;\n", "chunkSize", True),
+        ("x.chunkSize = 3\n", "chunkSize", False),
+        ("if chunkSize == 3 {\n", "chunkSize", False),
+        ("#define F(x) (x)\n", "F", False),  # a function-like macro: the outline has it
+        ("const x = chunkSize\n", "chunkSize", False),
+    ],
+)
+def test_mentions_declares(text, name, declared):
+    from jitctx import mentions
+
+    assert mentions.declares(text, name) is declared
+
+
+def test_issue_24_a_constant_the_outline_does_not_see_brings_its_file(tmp_path):
+    # class 1 where no definition is outlined: "Increase chunkSize from 100 to 1000": the
+    # file declaring the constant comes first, before the files using it most
+    uses = "func (c *Cache) Add(items []Item) {\n\tif len(items) > chunkSize {\n\t\tsplit(items, chunkSize) // lock contention\n\t}\n}\n"
+    files = {
+        "src/constants.go": "package fzf\n\nconst (\n\tchunkSize int = 100\n\tqueryCacheMax int = chunkSize / 5\n)\n",
+        "src/cache.go": "package fzf\n\n" + uses * 3,
+        "src/chunklist.go": "package fzf\n\n" + uses * 2,
+        **{f"src/f{i}.go": f"package fzf\n\nfunc f{i}() int {{ return {i} }}\n" for i in range(8)},
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "Increase chunkSize from 100 to 1000 to reduce lock contention", read=_read(files))
+    assert got.files[0].path == "src/constants.go" and "defines chunkSize" in got.files[0].why
+    assert L.rank(idx, L.task_terms("Increase chunkSize from 100 to 1000 to reduce lock contention"))[0][0].path != "src/constants.go"
+
+
 def test_mentions_generated():
     from jitctx import mentions
 
