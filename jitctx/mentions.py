@@ -97,19 +97,35 @@ def lists(text: str, name: str) -> bool:
     return bool(lines) and all(_LISTING.search(line) or alone.match(line) for line in lines)
 
 
+_BLOCK = re.compile(r"^[ \t]*(?:const|var)[ \t]*\([ \t]*$")
+
+
 def declares(text: str, name: str) -> bool:
     """Whether a line of ``text`` declares ``name`` (as written) with its value: an
     object-like ``#define``, a ``const``/``let``/``var``/``static``/``final``/``val``
-    declaration, or the name alone at a line's start assigned (``NAME = ...``, Go's
-    ``name type = ...`` in a block); not ``x.name = ...`` nor a comparison."""
+    declaration, or the name at a line's start assigned (``NAME = ...``) where that
+    line is no statement of a function body: at the top level, an upper-case
+    constant (a class attribute too), or inside a Go ``const (``/``var (`` block
+    (``chunkSize int = 100``). Not ``x.name = ...``, a comparison, nor a local
+    variable (``remote_src = args.get(...)`` in a method)."""
     n = re.escape(name)
-    pattern = re.compile(
-        rf"^[ \t]*#[ \t]*define[ \t]+{n}\b(?!\()"
-        rf"|\b(?:const|let|var|static|final|val)\b[^=;(\n]*(?<![\w.$]){n}[ \t]*(?::[^=\n]+)?=(?!=)"
-        rf"|^[ \t]*{n}(?:[ \t]*:[^=\n]+|[ \t]+[\w\[\]*.]+)?[ \t]*=(?!=)",
+    keyword = re.compile(
+        rf"^[ \t]*#[ \t]*define[ \t]+{n}\b(?!\()|\b(?:const|let|var|static|final|val)\b[^=;(\n]*(?<![\w.$]){n}[ \t]*(?::[^=\n]+)?=(?!=)",
         re.MULTILINE,
     )
-    return pattern.search(text) is not None
+    if keyword.search(text):
+        return True
+    bare = re.compile(rf"^([ \t]*){n}(?:[ \t]*:[^=\n]+|[ \t]+[\w\[\]*.]+)?[ \t]*=(?!=)", re.MULTILINE)
+    for m in bare.finditer(text):
+        if not m.group(1) or name.isupper():
+            return True
+        before = text[: m.start()].rstrip("\n").split("\n")[-200:]
+        for line in reversed(before):  # the nearest block opening or closing above
+            if line.strip() == ")":
+                break
+            if _BLOCK.match(line):
+                return True
+    return False
 
 
 def generated(text: str) -> bool:

@@ -465,6 +465,10 @@ def test_mentions_lists(text, listed):
         ("if chunkSize == 3 {\n", "chunkSize", False),
         ("#define F(x) (x)\n", "F", False),  # a function-like macro: the outline has it
         ("const x = chunkSize\n", "chunkSize", False),
+        ("def run(self):\n    remote_src = self.args.get('remote_src')\n", "remote_src", False),  # a local variable
+        ("class Config:\n    MAX_SIZE = 10\n", "MAX_SIZE", True),
+        ("var (\n\tdefaultTimeout = 3\n\tother = 4\n)\n", "other", True),
+        ("var (\n\ta = 1\n)\nfunc f() {\n\tother = 4\n}\n", "other", False),
     ],
 )
 def test_mentions_declares(text, name, declared):
