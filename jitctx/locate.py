@@ -538,7 +538,8 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
     words (held by at most ``BIND_DF`` files or 2% of the ``documents``), none part of
     a name the task gives that is defined (``jv_setpath()`` already says where
     "setpath" is); the rarest ``BIND_WORDS``, each looked for in the ``SCAN_FILES``
-    files holding it most."""
+    files holding it most. For a task about listing (class 5), the tables binding the
+    word (at most ``PROPER_FILES``) are where it is listed: ``LIST_BONUS`` each, shared."""
     defined = {s for c in found.values() for s in c.symbols}
     taken = [M.fold(_last(s)) for s in defined]
     rare = max(BIND_DF, 0.02 * documents)
@@ -554,15 +555,22 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
     for term in sorted(words, key=lambda t: (df[t][0], t))[:BIND_WORDS]:
         word = words[term]
         targets: dict[str, None] = {}
+        tables: list[str] = []
         for path in _holding(index, term):
             text = text_of(path)
-            if text is not None:
-                targets.update(dict.fromkeys(M.bound(text, word)))
+            got = M.bound(text, word) if text is not None else []
+            targets.update(dict.fromkeys(got))
+            if got:
+                tables.append(path)
         for ident in list(targets)[:8]:
             hits = _definitions(index, ident, exact_name=True)
             files = list(dict.fromkeys(h.path for h in hits))
             if hits and len(files) <= PROPER_FILES:
                 _credit(index, found, hits, ident, (BIND_BONUS + df[term][1]) / math.sqrt(len(files)))
+        for path in tables if terms.lists and len(tables) <= PROPER_FILES else ():  # the table is where a name is listed
+            c = _candidate(index, found, path)
+            c.bonus += LIST_BONUS / math.sqrt(len(tables))
+            c.listed.append(word)
 
 
 def listed(index, terms: TaskTerms, found: dict[str, Candidate], text_of: Callable[[str], str | None]) -> None:

@@ -37,6 +37,7 @@ LISTING_WORDS = frozenset(
 MAX_LINES = 64  # lines holding the word read per file: a table names a function once
 HEAD = 2_000  # characters of a file's start read for a generator's banner
 MIN_FOLD = 4  # a word shorter than this (folded) binds too much to mean anything
+ROW = 300  # characters of a table row read after the word
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _BANNER = re.compile(
@@ -70,17 +71,39 @@ def _lines_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     return out
 
 
+def _rows_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
+    """Each match's table row: from its line's start to the row's end (the ``}``,
+    ``)`` or ``]`` closing it, or a ``;``), at most ``ROW`` characters: a row may span lines
+    (vim's ``{"setcellwidths", 1, 1, ...,\n ret_void, f_setcellwidths},``)."""
+    out: list[str] = []
+    for m in pattern.finditer(text):
+        start = text.rfind("\n", 0, m.start()) + 1
+        end, depth = m.end(), 0
+        for end in range(m.end(), min(len(text), m.end() + ROW)):  # to the bracket closing the row
+            ch = text[end]
+            if ch in "({[":
+                depth += 1
+            elif ch in ")}]" and depth:
+                depth -= 1
+            elif ch in ")};]":
+                break
+        out.append(text[start:end])
+        if len(out) >= MAX_LINES:
+            break
+    return out
+
+
 def bound(text: str, word: str) -> list[str]:
-    """The identifiers ``text`` binds to ``word``: on a line that holds ``word`` as a
-    string literal (case aside), those whose folded form holds ``word``'s and is not it
-    (``getrangeCommand`` for "getrange"); first seen first."""
+    """The identifiers ``text`` binds to ``word``: in a table row that holds ``word``
+    as a string literal (case aside), those whose folded form holds ``word``'s and is
+    not it (``getrangeCommand`` for "getrange"); first seen first."""
     want = fold(word)
     if len(want) < MIN_FOLD:
         return []
     quoted = re.compile(r"([\"'])" + re.escape(word) + r"\1", re.IGNORECASE)
     out: dict[str, None] = {}
-    for line in _lines_holding(text, quoted):
-        for ident in _IDENT.findall(line):
+    for row in _rows_holding(text, quoted):
+        for ident in _IDENT.findall(row):
             f = fold(ident)
             if f != want and want in f:
                 out.setdefault(ident)

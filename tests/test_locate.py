@@ -388,6 +388,24 @@ def test_issue_24_a_task_about_listing_brings_the_files_that_list_the_name(tmp_p
     assert not any(w.startswith("lists") for f in got.files for w in f.why)
 
 
+def test_issue_24_a_table_row_is_where_a_name_is_listed(tmp_path):
+    # class 5 through a name table: vim's function table lists "setcellwidths" in a row
+    # over two lines; the table and the function it binds come first
+    filler = "".join(f"void f{i}(typval_T *argvars) {{\n    list_append(argvars, {i}); /* function list */\n}}\n" for i in range(30))
+    files = {
+        "src/evalfunc.c": "static funcentry_T global_functions[] = {\n"
+        '    {"setbufvar",\t3, 3, FEARG_3,\n\t\t\tret_void,\t f_setbufvar},\n'
+        '    {"setcellwidths",\t1, 1, FEARG_1,\n\t\t\tret_void,\t f_setcellwidths},\n};\n',
+        "src/mbyte.c": "void f_setcellwidths(typval_T *argvars) {\n    list_T *l = argvars[0].vval.v_list;\n}\n" + filler,
+        "src/userfunc.c": "/* the list of user functions: every function, function list */\n" * 6 + filler,
+        "src/evalvars.c": "/* functions and the list of functions */\n" * 5,
+    }
+    idx = _index(tmp_path, files, _analyze_c)
+    got = L.locate(idx, "add the setcellwidths() function to the list of functions", read=_read(files))
+    assert {f.path for f in got.files[:2]} == {"src/evalfunc.c", "src/mbyte.c"}
+    assert "lists setcellwidths" in next(f for f in got.files if f.path == "src/evalfunc.c").why
+
+
 def test_issue_24_a_generated_file_and_a_stub_come_after_their_sources(tmp_path):
     # class 3: parser.c (Bison's output, its banner says so) names every token many
     # times; parser.y, its source, is where the change is written. A .pyi stub beside
@@ -423,6 +441,11 @@ def test_issue_24_a_generated_file_and_a_stub_come_after_their_sources(tmp_path)
         ('x = getrange("getrange")  # getrange', "getrange", []),  # holds no other name with the word
         ("    getrangeCommand(c);", "getrange", []),  # not a string: no table row
         ('{"get", getCommand}', "get", []),  # too short to mean anything
+        (
+            '    {"setcellwidths",\t1, 1, FEARG_1,\n\t\t\tret_void,\t f_setcellwidths},\n    {"other", f_setcellwidthsx},',
+            "setcellwidths",
+            ["f_setcellwidths"],
+        ),  # a row over two lines, up to its end
     ],
 )
 def test_mentions_bound(text, word, want):
