@@ -498,8 +498,8 @@ def _credit(index, found: dict[str, Candidate], hits: list, name: str, share: fl
 
 def _holding(index, term: str) -> list[str]:
     """The source files (not tests, docs or data) whose content holds ``term`` most, best first."""
-    got = index.search("content_terms : " + _quote(term), weights=(PATH_WEIGHT, 1.0), limit=SCAN_FILES)
-    return [path for path, _score, _size, is_test in got if not is_test and file_role(path) in ("source", "other")]
+    got = index.search("content_terms : " + _quote(term), weights=(PATH_WEIGHT, 1.0), limit=4 * SCAN_FILES)  # tests and docs are left out
+    return [path for path, _score, _size, is_test in got if not is_test and file_role(path) in ("source", "other")][:SCAN_FILES]
 
 
 def _last(name: str) -> str:
@@ -538,7 +538,8 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
     words (held by at most ``BIND_DF`` files or 2% of the ``documents``), none part of
     a name the task gives that is defined (``jv_setpath()`` already says where
     "setpath" is); the rarest ``BIND_WORDS``, each looked for in the ``SCAN_FILES``
-    files holding it most. For a task about listing (class 5), the tables binding the
+    files holding it most and the ``SCAN_FILES`` best by the task's words (a table
+    holds a word once: on a big tree it is rarely among the first). For a task about listing (class 5), the tables binding the
     word (at most ``PROPER_FILES``) are where it is listed: ``LIST_BONUS`` each, shared."""
     defined = {s for c in found.values() for s in c.symbols}
     taken = [M.fold(_last(s)) for s in defined]
@@ -552,21 +553,25 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
         if terms.weights.get(whole) == 1 and whole.isalnum():
             words.setdefault(whole, whole)
     words = {t: w for t, w in words.items() if t in df and df[t][0] <= rare and not any(M.fold(w) in f for f in taken)}
+    best = [c.path for c in sorted(found.values(), key=lambda c: -c.lexical)[:SCAN_FILES] if c.role in ("source", "other")]
     for term in sorted(words, key=lambda t: (df[t][0], t))[:BIND_WORDS]:
         word = words[term]
         targets: dict[str, None] = {}
-        tables: list[str] = []
-        for path in _holding(index, term):
+        by_table: dict[str, list[str]] = {}
+        for path in dict.fromkeys([*_holding(index, term), *best]):
             text = text_of(path)
             got = M.bound(text, word) if text is not None else []
             targets.update(dict.fromkeys(got))
             if got:
-                tables.append(path)
+                by_table[path] = got
+        resolved = set()
         for ident in list(targets)[:8]:
             hits = _definitions(index, ident, exact_name=True)
             files = list(dict.fromkeys(h.path for h in hits))
             if hits and len(files) <= PROPER_FILES:
                 _credit(index, found, hits, ident, (BIND_BONUS + df[term][1]) / math.sqrt(len(files)))
+                resolved.add(ident)
+        tables = [path for path, got in by_table.items() if resolved.intersection(got)]  # binds a function, not a variable
         for path in tables if terms.lists and len(tables) <= PROPER_FILES else ():  # the table is where a name is listed
             c = _candidate(index, found, path)
             c.bonus += LIST_BONUS / math.sqrt(len(tables))

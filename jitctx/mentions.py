@@ -37,9 +37,10 @@ LISTING_WORDS = frozenset(
 MAX_LINES = 64  # lines holding the word read per file: a table names a function once
 HEAD = 2_000  # characters of a file's start read for a generator's banner
 MIN_FOLD = 4  # a word shorter than this (folded) binds too much to mean anything
-ROW = 300  # characters of a table row read after the word
+ROW = 1_000  # characters of a table row read after the word (redis's MAKE_CMD rows run long)
 
 _IDENT = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_STRING = re.compile(r"\"(?:[^\"\\\n]|\\.)*\"|'(?:[^'\\\n]|\\.)*'")
 _BANNER = re.compile(
     r"\bcode generated\b|\b(?:auto(?:matically)?[- ]?)generated\b|\bgenerated (?:by|from|with|using)\b|\bthis file (?:is|was) generated\b"
     r"|\bdo not (?:edit|modify)\b|@generated\b|\bmade by gnu bison\b|\bbison parser\b|\ba lexical scanner generated\b",
@@ -73,20 +74,28 @@ def _lines_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
 
 def _rows_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     """Each match's table row: from its line's start to the row's end (the ``}``,
-    ``)`` or ``]`` closing it, or a ``;``), at most ``ROW`` characters: a row may span lines
+    ``)`` or ``]`` closing it, a ``;``, or a line's end not after a comma), at most
+    ``ROW`` characters: a row may span lines
     (vim's ``{"setcellwidths", 1, 1, ...,\n ret_void, f_setcellwidths},``)."""
     out: list[str] = []
     for m in pattern.finditer(text):
         start = text.rfind("\n", 0, m.start()) + 1
-        end, depth = m.end(), 0
-        for end in range(m.end(), min(len(text), m.end() + ROW)):  # to the bracket closing the row
+        end, depth, limit = m.end(), 0, min(len(text), m.end() + ROW)
+        while end < limit:  # to the bracket closing the row, strings skipped ("O(N)" in a summary)
             ch = text[end]
+            if ch in "\"'":
+                got = _STRING.match(text, end)
+                end = got.end() if got else end + 1
+                continue
             if ch in "({[":
                 depth += 1
             elif ch in ")}]" and depth:
                 depth -= 1
             elif ch in ")};]":
                 break
+            elif ch == "\n" and not depth and not text[m.end() : end].rstrip().endswith(","):
+                break  # a statement's end, not a row going on (``return "xpassed", ...``)
+            end += 1
         out.append(text[start:end])
         if len(out) >= MAX_LINES:
             break
@@ -103,7 +112,7 @@ def bound(text: str, word: str) -> list[str]:
     quoted = re.compile(r"([\"'])" + re.escape(word) + r"\1", re.IGNORECASE)
     out: dict[str, None] = {}
     for row in _rows_holding(text, quoted):
-        for ident in _IDENT.findall(row):
+        for ident in _IDENT.findall(_STRING.sub(" ", row)):  # names, not the words of strings (an ``__all__`` of them)
             f = fold(ident)
             if f != want and want in f:
                 out.setdefault(ident)

@@ -441,6 +441,9 @@ def test_issue_24_a_generated_file_and_a_stub_come_after_their_sources(tmp_path)
         ('x = getrange("getrange")  # getrange', "getrange", []),  # holds no other name with the word
         ("    getrangeCommand(c);", "getrange", []),  # not a string: no table row
         ('{"get", getCommand}', "get", []),  # too short to mean anything
+        ('__all__ = ("Table", "TableStyle", "LongTable")', "table", []),  # strings, not names: no table row
+        ('    return "xpassed", ("XPASS", {"yellow": True})\n\ndef f():\n    show_xpassed(lines)\n', "xpassed", []),  # a statement ends
+        ('{MAKE_CMD("getrange","Returns a substring. O(N) where N is (the length",GETRANGE_History,getrangeCommand,3)},', "getrange", ["GETRANGE_History", "getrangeCommand"]),
         (
             '    {"setcellwidths",\t1, 1, FEARG_1,\n\t\t\tret_void,\t f_setcellwidths},\n    {"other", f_setcellwidthsx},',
             "setcellwidths",
