@@ -1,24 +1,19 @@
 """Task retrieval: which files, and which regions inside them, a task is about.
 
-Owns turning a task into weighted search terms (``task_terms``), ranking the
-repository's files for them (``rank``) and picking the regions that matter
-inside the best files (definitions from the index, or line windows where the
-terms concentrate), each with why it was chosen and what it costs in tokens.
-Does not own the index (``code.index``: its FTS5 store and symbol lookup),
-what the words of a file are (``code.words``, the same rule on both sides),
-reading files (the caller's ``read``, its safe-open seam) nor any surface.
+Owns ranking the repository's files for a task's terms (``rank``) and the
+answer: the best files, each with its regions (``regions``), why it was
+chosen and what it costs in tokens. Does not own turning the task into terms
+(``taskterms``), scoring a file's regions (``regions``), reading a file's
+lines for names (``mentions``), the index (``code.index``: its FTS5 store and
+symbol lookup), what the words of a file are (``code.words``, the same rule
+on both sides), reading files (the caller's ``read``, its safe-open seam)
+nor any surface.
 
 The ranking, in order (docs/design.md "Task retrieval" says why):
 
-1. Terms. Every identifier of the task becomes its folded whole form and its
-   sub-words (``einsum_path`` -> ``einsumpath einsum path``), as the index
-   stores files. English and commit-message stop words, pure numbers, one
-   letter words and the repository's own name are dropped. Names that look
-   like code (``snake_case``, ``camelCase``, ``a.b``, ``f()``, in backticks,
-   ``--option``) weigh 3, other words 1; the words of the area a task
-   starts with (``nss: ...``, at most three words before a colon) 2 more.
-   At most ``MAX_TERMS`` terms, in task order; a longer task is cut and the
-   result says so.
+1. Terms (``taskterms.task_terms``): the task's identifiers, folded and split
+   as the index stores files, stop words dropped, code-like names and the
+   task's area weighing more.
 2. Files. One FTS5 query over every file's path and content sub-words,
    ranked by BM25 (``bm25()``: IDF, term frequency, document length), path
    words weighing ``PATH_WEIGHT`` times content words; a term's weight is
@@ -31,58 +26,54 @@ The ranking, in order (docs/design.md "Task retrieval" says why):
    A few files' lines are read (``mentions``): a name table binding a rare
    task word to a function credits that function's file; a task about
    importing, exporting or registering a name credits the files listing it;
-   a generated file beside its source and a stub beside its module are
-   scaled down.
-3. Regions. In each file shown, every definition (and every line window of
-   ``WINDOW`` lines outside definitions) is scored by the task terms its
-   lines hold (weighted by IDF, saturating in frequency, normalised by
-   length) plus a bonus when its name carries task words; the best few that
-   do not overlap are the file's regions.
+   a constant no definition names credits the file declaring it; a generated
+   file beside its source and a stub beside its module are scaled down.
+3. Regions (``regions.regions``): in each file shown, the best definitions
+   or line windows for the task's terms.
 """
 
 from __future__ import annotations
 
-import bisect
 import math
 import re
 import time
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 from . import mentions as M
 from .code import words as W
 from .code.testpaths import is_test_path
 from .errors import QueryError
+from .regions import REGIONS, WINDOW, Region, regions
+from .taskterms import AREA_WEIGHT, CODE_WEIGHT, MAX_TASK_CHARS, MAX_TERMS, STOP_WORDS, TaskTerms, task_terms
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
     from .refs import Result
 
 __all__ = [
+    "AREA_WEIGHT",
     "CANDIDATES",
+    "CODE_WEIGHT",
+    "MAX_TASK_CHARS",
     "MAX_TERMS",
+    "REGIONS",
+    "STOP_WORDS",
+    "WINDOW",
     "FileHit",
     "Located",
     "Region",
     "TaskTerms",
     "file_role",
     "locate",
+    "regions",
     "task_terms",
     "to_result",
 ]
 
-MAX_TERMS = 48  # distinct terms searched; a longer task is cut (and says so)
-MAX_TASK_CHARS = 20_000  # characters of the task read for terms: a 100 KB paste costs no more
-MAX_NAMES = 16  # code-like names looked up as symbols
 CANDIDATES = 300  # files re-scored after the lexical query
 PATH_WEIGHT = 2.5
-CODE_WEIGHT = 3  # repetitions of a code-like name's whole form in the query
-AREA_WEIGHT = 2  # more for a word of the area a task starts with ("nss: fix the build"): the area is what changes
-AREA_WORDS = 3  # ... of at most this many words before the colon
 UNIVERSAL_PATH = 0.25  # a word in more paths than this share counts in content only
-WINDOW = 30  # lines of a window region
-REGIONS = 3  # regions per file
 SYMBOL_BONUS = 0.8
 PROPER_FILES = 3  # a capitalised word of the task defined in more files than this is no evidence
 CUE_BONUS = 0.4
@@ -104,34 +95,6 @@ ROLE_PRIOR_ASKED = {"test": 0.85, "doc": 0.85}  # the task mentions tests / docs
 VENDOR_PRIOR = 0.5  # another project's code kept in the tree (``deps/jemalloc/``), unless the task names it
 VENDOR_DIRS = frozenset({"deps", "vendor", "vendored", "third_party", "thirdparty", "third-party", "3rdparty", "external", "extern", "node_modules"})
 
-STOP_WORDS = frozenset(
-    """
-a an the and or nor but if then else than so as at by for from in into of on onto to with without within via per
-is are was were be been being am do does did done doing has have had having can could should would will shall may
-might must not no yes it its it's this that these those there here where when what which who whom whose why how
-i me my we us our you your he him his she her they them their one ones all any each every some more most other
-such only own same too very just also about after before again once over under up down out off further while
-because until against between through during above below both few many much lot lots now still even ever never
-always already yet etc e g ie eg vs
-fix fixes fixed fixing add adds added adding remove removes removed removing change changes changed changing
-update updates updated updating make makes made making use uses used using get gets got set sets new old
-allow allows allowed support supports supported instead like need needs needed want wants wanted let lets
-issue issues bug bugs problem problems error-free case cases way ways thing things work works working worked
-able unable properly correctly correct wrong better proper possible actually really please thanks
-file files code patch commit commits pr pull request refs ref see also note notes cf fyi wip minor small
-test tests testing tested doc docs documentation readme changelog
-""".split()
-)
-_TEST_WORDS = frozenset({"test", "tests", "testing", "tested", "testcase", "testcases", "unittest", "pytest", "spec", "specs"})
-_DOC_WORDS = frozenset({"doc", "docs", "documentation", "readme", "changelog", "docstring", "docstrings", "manual", "manpage"})
-# A name in the task: optional option dashes, dotted / :: / -> parts, optional call parens.
-_NAME = re.compile(r"(?<![\w.])(--?)?([^\W\d][\w]*(?:(?:\.|::|->)[^\W\d][\w]*)*)(\(\))?", re.UNICODE)
-_TICKED = re.compile(r"`([^`\n]{1,200})`")
-_CUE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)+[\w.-]*)")
-# Not evidence of where a change goes: links, e-mail addresses, commit ids.
-_NOISE = re.compile(r"\b[a-z][a-z0-9+.-]*://\S+|\bwww\.\S+|\S+@\S+\.\w+|\b(?=[0-9a-f]*\d)(?=[0-9a-f]*[a-f])[0-9a-f]{7,40}\b")
-_AREA = re.compile(r"\s*([^\n:]{1,60}?):\s")
-_CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 _SOURCE_EXT = frozenset(
     "py pyi pyw pyx pxd c h cc cpp cxx hpp hh hxx ipp inl m mm js jsx mjs cjs ts tsx mts cts go rs java kt kts scala swift cs "
     "rb php pl pm lua tcl sh bash zsh fish ps1 el clj ex exs erl hrl hs ml mli fs r jl dart zig nim v vue svelte y l jq "
@@ -142,125 +105,6 @@ _DOC_EXT = frozenset("md markdown rst txt adoc asciidoc org tex texi texinfo pod
 _DATA_EXT = frozenset("svg json xml csv tsv lock map sum mod po pot yaml yml toml ini cfg txt dat bin pem crt".split())
 _DOC_DIRS = frozenset({"doc", "docs", "documentation", "man", "changelog", "changes", "news", "examples", "example", "changelog.d"})
 _DOC_STEMS = frozenset({"changes", "changelog", "news", "authors", "readme", "license", "copying", "thanks", "todo", "history", "contributing", "notice"})
-
-
-# -- terms ---------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class TaskTerms:
-    """A task as search terms.
-
-    ``weights``: term -> weight (repetitions in the query), in task order;
-    ``names``: code-like names to look up as definitions (``Rational.__add__``);
-    ``cues``: path fragments the task names (``lib/vtls``); ``dropped``:
-    words left out (stop words, the repository's name); ``total``: distinct
-    terms before the ``MAX_TERMS`` cut; ``chars``: characters of the task
-    read (``MAX_TASK_CHARS`` at most); ``tests``/``docs``: the task is about
-    tests / docs; ``wholes``: the terms that are a word of the task as written
-    (``jv_invalid``, not its sub-word ``jv``); ``proper``: the capitalised words that are
-    not code-like (``Factory``), as written; ``lists``: the task is about where a name is
-    imported, exported, registered or listed; ``generated``: about generated files.
-    """
-
-    weights: dict[str, int]
-    names: tuple[str, ...] = ()
-    cues: tuple[str, ...] = ()
-    dropped: tuple[str, ...] = ()
-    total: int = 0
-    chars: int = 0
-    tests: bool = False
-    docs: bool = False
-    wholes: frozenset[str] = frozenset()
-    proper: tuple[str, ...] = ()
-    lists: bool = False
-    generated: bool = False
-
-    @property
-    def cut(self) -> bool:
-        return self.total > len(self.weights)
-
-
-def _code_like(name: str, ticked: bool, dashes: str | None, parens: bool) -> bool:
-    if ticked or parens or dashes:
-        return True
-    if any(sep in name for sep in (".", "::", "->")):
-        parts = re.split(r"\.|::|->", name)
-        return all(len(p) >= 2 for p in parts)
-    core = name.strip("_")
-    return "_" in core or name.startswith("_") and len(core) >= 2 or bool(_CAMEL.search(name)) or (any(c.isdigit() for c in name) and any(c.isalpha() for c in name))
-
-
-def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
-    """The search terms of ``task`` (see the module docstring); ``QueryError``
-    for a task that is not text or holds no searchable word."""
-    if not isinstance(task, str) or not task.strip():
-        raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. task='fix the retry loop in the HTTP client'", field="task")
-    text = _NOISE.sub(" ", task[:MAX_TASK_CHARS])
-    ticked = {m.group(1).strip() for m in _TICKED.finditer(text)}
-    own = set(W.split(repo_name)) if repo_name else set()
-    weights: dict[str, int] = {}
-    names: list[str] = []
-    proper: list[str] = []  # capitalised words that are not code-like: looked up, a bonus only when defined in few files
-    dropped: list[str] = []
-    seen_words: set[str] = set()
-    total: set[str] = set()
-    wholes: set[str] = set()  # the task's words as written (not the sub-words of an identifier)
-    lowered = {w.lower() for w in W._IDENT.findall(text)}  # noqa: SLF001 -- the same identifier rule as the index
-    area = _AREA.match(text)  # "nss: ...", "Curl_wait_for_resolv: ...", "net/http: ..."
-    area_end = area.end(1) if area and len(area.group(1).split()) <= AREA_WORDS else -1
-    for m in _NAME.finditer(text):
-        dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
-        code = _code_like(name, name in ticked or m.group(0) in ticked, dashes, parens)
-        mine = bool(own) and set(W.split(name.strip("_"))[1:] or W.split(name.strip("_"))) <= own  # ``_pytest`` in pytest
-        if code and not dashes and len(names) < MAX_NAMES and name not in names and not mine:
-            names.append(name)
-        elif not code and name[:1].isupper() and len(name) >= 3 and name.lower() not in STOP_WORDS and name not in proper and len(proper) < MAX_NAMES:
-            proper.append(name)
-        for part in re.split(r"\.|::|->", name):
-            split = W.split(part) if len(part) <= W.MAX_WORD else []
-            for i, term in enumerate(split):
-                whole = i == 0
-                if term in own or (len(term) < 2) or term.isdigit():
-                    if term not in seen_words and len(term) >= 2 and not term.isdigit():
-                        dropped.append(term)
-                    seen_words.add(term)
-                    continue
-                if term in STOP_WORDS and not (code and whole and len(split) == 1 and "_" in part):
-                    if term not in seen_words:
-                        dropped.append(term)
-                    seen_words.add(term)
-                    continue
-                seen_words.add(term)
-                total.add(term)
-                weight = (CODE_WEIGHT if code and whole else 1) + (AREA_WEIGHT if m.start() < area_end else 0)
-                if whole:
-                    wholes.add(term)
-                if term in weights:
-                    weights[term] = max(weights[term], weight)
-                elif len(weights) < MAX_TERMS:
-                    weights[term] = weight
-    if not weights:
-        raise QueryError(
-            "the task has no words to search for: only stop words, punctuation or numbers" + (f" (dropped: {', '.join(dropped[:12])})" if dropped else ""),
-            hint="name what the change is about: a function, a file, a behaviour (e.g. 'retry timeout in the HTTP client')",
-            field="task",
-        )
-    cues = tuple(dict.fromkeys(c.strip("/.") for c in _CUE.findall(text) if c.count("/") >= 1 and len(c.strip("/.")) >= 3))[:8]
-    return TaskTerms(
-        weights,
-        tuple(names),
-        cues,
-        tuple(dict.fromkeys(dropped)),
-        len(total),
-        len(text),
-        tests=bool(lowered & _TEST_WORDS),
-        docs=bool(lowered & _DOC_WORDS),
-        wholes=frozenset(wholes & weights.keys()),
-        proper=tuple(p for p in proper if p.lower() in weights and p.lower() not in own),
-        lists=bool(lowered & M.LISTING_WORDS) or "__all__" in text,
-        generated=any(w.startswith(("generat", "regenerat", "codegen")) for w in lowered),
-    )
 
 
 # -- file roles ----------------------------------------------------------------------
@@ -282,46 +126,6 @@ def file_role(path: str) -> str:
 
 
 # -- results -------------------------------------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class Region:
-    """A part of a file worth reading: a definition or a window of lines.
-
-    ``start_line``/``end_line``: 1-based, inclusive. ``symbol``: the
-    definition's qualname (None for a window); ``kind``: the definition's
-    kind, or ``lines``. ``signature``: its first line, trimmed. ``tokens``:
-    the exact cost of reading it (None without a tokenizer). ``why``: the
-    task terms and names it matched, strongest first.
-    """
-
-    path: str
-    start_line: int
-    end_line: int
-    kind: str
-    symbol: str | None
-    signature: str
-    tokens: int | None
-    score: float
-    why: tuple[str, ...]
-
-    def to_dict(self) -> dict[str, object]:
-        return {
-            "start_line": self.start_line,
-            "end_line": self.end_line,
-            "kind": self.kind,
-            "symbol": self.symbol,
-            "signature": self.signature,
-            "tokens": self.tokens,
-            "score": round(self.score, 4),
-            "why": list(self.why),
-        }
-
-    def read_call(self) -> str:
-        """The CLI call that reads exactly this region."""
-        if self.symbol:
-            return f"jitctx head {self.path} --symbol {self.symbol}"
-        return f"jitctx head {self.path} --start {self.start_line} -n {self.end_line - self.start_line + 1}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -707,131 +511,6 @@ def rescore(found: Iterable[Candidate], terms: TaskTerms, path_share: Callable[[
     for c in found:
         c.score = c.hub * prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
     return sorted(found, key=lambda c: (-c.score, c.path))
-
-
-# -- regions -------------------------------------------------------------------------
-
-
-def _line_terms(lines: list[str], wanted: dict[str, float]) -> list[set[str]]:
-    """The task terms each line holds. Only lines where some term occurs as a
-    substring (case folded) are split into words: a term is always a
-    substring of the line that holds it, and most lines hold none."""
-    out: list[set[str]] = [set() for _ in lines]
-    if not lines or not wanted:
-        return out
-    text = "\n".join(lines).lower()
-    starts = [0]
-    for line in lines[:-1]:
-        starts.append(starts[-1] + len(line) + 1)
-    candidates: set[int] = set()
-    for term in wanted:
-        at = text.find(term)
-        while at != -1:
-            row = bisect.bisect_right(starts, at) - 1
-            candidates.add(row)
-            at = text.find(term, starts[row + 1] if row + 1 < len(starts) else len(text))
-    keys = wanted.keys()
-    for row in candidates:
-        out[row] = set(W.words(lines[row])) & keys
-    return out
-
-
-def _span_score(per_line: list[set[str]], start: int, end: int, weight: Callable[[str], float]) -> tuple[float, dict[str, int]]:
-    tf: dict[str, int] = {}
-    for i in range(start - 1, min(end, len(per_line))):
-        for t in per_line[i]:
-            tf[t] = tf.get(t, 0) + 1
-    raw = sum(weight(t) * (1.0 + math.log(n)) for t, n in tf.items())
-    length = end - start + 1
-    return raw / (1.0 + math.log1p(length / 40.0)), tf
-
-
-def _why(tf: dict[str, int], weight: Callable[[str], float], extra: Iterable[str] = (), named: set[str] | frozenset[str] = frozenset()) -> tuple[str, ...]:
-    ranked = sorted((t for t in tf if t not in named), key=lambda t: (-weight(t) * (1.0 + math.log(tf[t])), t))
-    return tuple(dict.fromkeys([*extra, *ranked[:6]]))
-
-
-def regions(
-    path: str,
-    text: str,
-    definitions: Iterable,
-    terms: TaskTerms,
-    idf: dict[str, float],
-    *,
-    named: Iterable[tuple[object, str]] = (),
-    count: Callable[[str], int] | None = None,
-    limit: int = REGIONS,
-    present: set[str] | None = None,
-) -> list[Region]:
-    """The best ``limit`` non-overlapping regions of one file (see the module
-    docstring); ``present``, when given, receives the task terms the file holds."""
-    lines = text.split("\n")
-    if lines and lines[-1] == "":
-        lines.pop()
-    weights = {t: terms.weights[t] * idf.get(t, 1.0) for t in terms.weights}
-
-    def weight(t: str) -> float:
-        return weights.get(t, 0.0)
-
-    per_line = _line_terms(lines, weights)
-    if present is not None:
-        present.update(*per_line)
-    named_at = {(getattr(d, "start_line", 0), getattr(d, "qualname", "")): name for d, name in named}
-    cands: list[tuple[float, int, int, Any, dict[str, int], tuple[str, ...], frozenset[str]]] = []
-    covered = [False] * len(lines)
-    defs = list(definitions)
-    for d in defs:
-        start, end = max(1, d.start_line), min(d.end_line, len(lines))
-        if end < start:
-            continue
-        for i in range(start - 1, end):
-            covered[i] = True
-        score, tf = _span_score(per_line, start, end, weight)
-        reasons: list[str] = []
-        name_terms = set(W.split(d.name)) & weights.keys()
-        if name_terms:
-            score += 1.5 * sum(weight(t) for t in name_terms)
-            reasons.append(f"name: {d.name}")
-        exact = named_at.get((d.start_line, d.qualname))
-        if exact:
-            score += 3.0 * max(weights.values(), default=1.0) + 5.0
-            reasons.insert(0, f"defines {exact}")
-        if end - start + 1 > 400:
-            score *= 400 / (end - start + 1)  # a huge definition: its parts are better regions
-        if score > 0:
-            cands.append((score, start, end, d, tf, tuple(reasons), frozenset(name_terms)))
-    # windows where terms concentrate, over the lines no definition covers
-    hit_lines = [i for i, ts in enumerate(per_line) if ts and not covered[i]]
-    hit_lines.sort(key=lambda i: -sum(weight(t) for t in per_line[i]))
-    taken: list[tuple[int, int]] = []
-    for i in hit_lines[:200]:
-        line = i + 1
-        if any(a <= line <= b for a, b in taken):
-            continue
-        start = max(1, line - 5)
-        end = min(len(lines), start + WINDOW - 1)
-        taken.append((start, end))
-        score, tf = _span_score(per_line, start, end, weight)
-        cands.append((score, start, end, None, tf, (), frozenset()))
-        if len(taken) >= 4 * limit:
-            break
-    cands.sort(key=lambda c: (-c[0], c[1]))
-    chosen: list[Region] = []
-    for score, start, end, d, tf, extra, in_name in cands:
-        if any(not (end < r.start_line or start > r.end_line) for r in chosen):
-            continue
-        body = "\n".join(lines[start - 1 : end]) + "\n"
-        tokens = getattr(d, "tokens", None)
-        if tokens is None and count is not None:
-            tokens = count(body)
-        if d is not None:
-            chosen.append(Region(path, start, end, d.kind, d.qualname, d.signature, tokens, score, _why(tf, weight, extra, in_name)))
-        else:
-            first = next((ln.strip() for ln in lines[start - 1 : end] if ln.strip()), "")
-            chosen.append(Region(path, start, end, "lines", None, first[:120], tokens, score, _why(tf, weight)))
-        if len(chosen) >= limit:
-            break
-    return chosen
 
 
 def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:

@@ -12,6 +12,7 @@ import re
 import pytest
 
 from jitctx import locate as L
+from jitctx import taskterms
 from jitctx.code import words
 from jitctx.code.index import Index
 from jitctx.code.rows import Definition
@@ -565,7 +566,7 @@ def test_the_area_brings_its_file_first(tmp_path, monkeypatch):
     idx = _index(tmp_path, files)
     task = "NSS: fix compiler error when built with the http2 support"
     assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/vtls/nss.c"
-    monkeypatch.setattr(L, "AREA_WEIGHT", 0)  # without the rule the file saying the other words most is first
+    monkeypatch.setattr(taskterms, "AREA_WEIGHT", 0)  # without the rule the file saying the other words most is first
     assert L.locate(idx, task, read=_read(files)).files[0].path == "lib/multi.c"
 
 
