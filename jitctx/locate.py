@@ -72,6 +72,7 @@ __all__ = [
 ]
 
 CANDIDATES = 300  # files re-scored after the lexical query
+SCORE_DIGITS = 9  # scores are compared rounded: sums over sets differ in their last bits from one process to the next
 PATH_WEIGHT = 2.5
 UNIVERSAL_PATH = 0.25  # a word in more paths than this share counts in content only
 SYMBOL_BONUS = 0.8
@@ -463,7 +464,10 @@ def name_bonus(found: Iterable[Candidate], terms: TaskTerms, idf: dict[str, floa
     "default file types") and shared among the files named alike (``main.c`` in every folder).
     Only the task's words as written name a file: ``jv_invalid`` does not name ``jv.c``."""
     weights = terms.weights
-    words = {_singular(t): t for t in terms.wholes if t in idf}
+    words: dict[str, str] = {}
+    for t in sorted(terms.wholes, key=lambda t: (t != _singular(t), t)):  # "config" before "configs": the same for every process
+        if t in idf:
+            words.setdefault(_singular(t), t)
     named = [(c, got) for c in found if (got := names_file(c.path, words)) is not None]
     if not named:
         return
@@ -510,7 +514,7 @@ def rescore(found: Iterable[Candidate], terms: TaskTerms, path_share: Callable[[
     top = max((c.lexical for c in found), default=0.0) or 1.0
     for c in found:
         c.score = c.hub * prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
-    return sorted(found, key=lambda c: (-c.score, c.path))
+    return sorted(found, key=lambda c: (-round(c.score, SCORE_DIGITS), c.path))
 
 
 def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:

@@ -169,7 +169,7 @@ def regions(
         cands.append((score, start, end, None, tf, (), frozenset()))
         if len(taken) >= 4 * limit:
             break
-    cands.sort(key=lambda c: (-c[0], c[1]))
+    cands.sort(key=lambda c: (-round(c[0], 9), c[1]))  # rounded: set sums differ in their last bits between processes
     chosen: list[Region] = []
     for score, start, end, d, tf, extra, in_name in cands:
         if any(not (end < r.start_line or start > r.end_line) for r in chosen):

@@ -575,3 +575,23 @@ def test_a_name_made_of_the_repositorys_own_name_is_not_looked_up():
     terms = L.task_terms("pytest.mark.hookwrapper is used nowhere in the _pytest package", repo_name="pytest")
     assert terms.names == ("pytest.mark.hookwrapper",)
     assert L.task_terms("the _pytest package", repo_name="other").names == ("_pytest",)
+
+
+def test_the_ranking_is_the_same_in_every_process():
+    # "config" and "configs" are both task words naming config.c: which one covers the
+    # name must not depend on the set's order, which changes with each process's hash seed
+    import subprocess
+    import sys
+
+    code = (
+        "from jitctx import locate as L\n"
+        "t = L.task_terms('rewrite: keep the configs and the config comments')\n"
+        "c = [L.Candidate('src/config.c', 1.0, 100, 'source'), L.Candidate('src/rewrite.c', 0.5, 100, 'source')]\n"
+        "L.name_bonus(c, t, {w: 1.0 + len(w) / 10 for w in t.weights})\n"
+        "print([(x.path, x.named, round(x.bonus, 6)) for x in c])\n"
+    )
+    seen = {
+        subprocess.run([sys.executable, "-c", code], env={**__import__("os").environ, "PYTHONHASHSEED": str(seed)}, capture_output=True, text=True, check=True).stdout
+        for seed in range(6)
+    }
+    assert len(seen) == 1, seen
