@@ -567,6 +567,7 @@ def reader(read: Callable[[str], tuple[bytes, float] | None]) -> tuple[Callable[
     """``read`` remembered (the ranking reads a few files the answer shows again), and
     the text of what it reads (None: unreadable)."""
     got: dict[str, tuple[bytes, float] | None] = {}
+    texts: dict[str, str | None] = {}
 
     def once(path: str) -> tuple[bytes, float] | None:
         if path not in got:
@@ -574,8 +575,10 @@ def reader(read: Callable[[str], tuple[bytes, float] | None]) -> tuple[Callable[
         return got[path]
 
     def text_of(path: str) -> str | None:
-        data = once(path)
-        return None if data is None else data[0].decode("utf-8", "replace")
+        if path not in texts:  # decoded once: the ranking asks for a file's text per word
+            data = once(path)
+            texts[path] = None if data is None else data[0].decode("utf-8", "replace")
+        return texts[path]
 
     return once, text_of
 
