@@ -61,10 +61,10 @@ def fold(word: str) -> str:
 
 def _lines_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     out: list[str] = []
-    for m in pattern.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
-        end = text.find("\n", m.end())
-        line = text[start : end if end != -1 else len(text)]
+    for m in pattern.finditer(text):  # each line, or ``ROW`` characters either side of the match in a longer one
+        start = text.rfind("\n", max(0, m.start() - ROW), m.start()) + 1 or max(0, m.start() - ROW)
+        end = text.find("\n", m.end(), m.end() + ROW)
+        line = text[start : end if end != -1 else min(len(text), m.end() + ROW)]
         if not out or out[-1] != line:
             out.append(line)
         if len(out) >= MAX_LINES:
@@ -79,12 +79,12 @@ def _rows_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     (vim's ``{"setcellwidths", 1, 1, ...,\n ret_void, f_setcellwidths},``)."""
     out: list[str] = []
     for m in pattern.finditer(text):
-        start = text.rfind("\n", 0, m.start()) + 1
+        start = text.rfind("\n", max(0, m.start() - ROW), m.start()) + 1 or max(0, m.start() - ROW)
         end, depth, limit = m.end(), 0, min(len(text), m.end() + ROW)
         while end < limit:  # to the bracket closing the row, strings skipped ("O(N)" in a summary)
             ch = text[end]
             if ch in "\"'":
-                got = _STRING.match(text, end)
+                got = _STRING.match(text, end, limit)
                 end = got.end() if got else end + 1
                 continue
             if ch in "({[":
@@ -126,10 +126,15 @@ def lists(text: str, name: str) -> bool:
     word = re.compile(r"(?<![\w$])" + re.escape(name) + r"(?![\w$])")
     alone = re.compile(r"^\s*[\"']?" + re.escape(name) + r"[\"']?\s*(?:as\s+\w+\s*)?,?\s*(?:#.*|//.*)?$")
     lines = _lines_holding(text, word)
-    return bool(lines) and all(_LISTING.search(line) or alone.match(line) for line in lines)
+    return bool(lines) and all(len(line) <= ROW and (_LISTING.search(line) or alone.match(line)) for line in lines)
 
 
 _BLOCK = re.compile(r"^[ \t]*(?:const|var)[ \t]*\([ \t]*$")
+_DEFINE = re.compile(r"#[ \t]*define[ \t]+$")
+_KEYWORD = re.compile(r"\b(?:const|let|var|static|final|val)\b[^=;(\n]*$")
+_VALUE = re.compile(r"[ \t]*(?::[^=\n]{1,200})?=(?!=)")
+_BARE_VALUE = re.compile(r"(?:[ \t]*:[^=\n]{1,200}|[ \t]+[\w\[\]*.]{1,100})?[ \t]*=(?!=)")
+BACK = 20_000  # characters above a bare assignment searched for the Go block opening it
 
 
 def declares(text: str, name: str) -> bool:
@@ -139,24 +144,31 @@ def declares(text: str, name: str) -> bool:
     line is no statement of a function body: at the top level, an upper-case
     constant (a class attribute too), or inside a Go ``const (``/``var (`` block
     (``chunkSize int = 100``). Not ``x.name = ...``, a comparison, nor a local
-    variable (``remote_src = args.get(...)`` in a method)."""
-    n = re.escape(name)
-    keyword = re.compile(
-        rf"^[ \t]*#[ \t]*define[ \t]+{n}\b(?!\()|\b(?:const|let|var|static|final|val)\b[^=;(\n]*(?<![\w.$]){n}[ \t]*(?::[^=\n]+)?=(?!=)",
-        re.MULTILINE,
-    )
-    if keyword.search(text):
-        return True
-    bare = re.compile(rf"^([ \t]*){n}(?:[ \t]*:[^=\n]+|[ \t]+[\w\[\]*.]+)?[ \t]*=(?!=)", re.MULTILINE)
-    for m in bare.finditer(text):
-        if not m.group(1) or name.isupper():
-            return True
-        before = text[: m.start()].rstrip("\n").split("\n")[-200:]
-        for line in reversed(before):  # the nearest block opening or closing above
-            if line.strip() == ")":
-                break
-            if _BLOCK.match(line):
+    variable (``remote_src = args.get(...)`` in a method). Each of the first
+    ``MAX_LINES`` places holding the name is judged on ``ROW`` characters around it:
+    a 2 MB line costs no more than a short one."""
+    word = re.compile(r"(?<![\w.$])" + re.escape(name) + r"(?![\w$])")
+    for seen, m in enumerate(word.finditer(text)):
+        if seen >= MAX_LINES:
+            break
+        line_start = text.rfind("\n", max(0, m.start() - ROW), m.start()) + 1
+        before = text[max(line_start, m.start() - ROW) : m.start()]
+        after = text[m.end() : m.end() + ROW]
+        if _DEFINE.search(before):
+            if not after.startswith("("):
                 return True
+            continue
+        if _KEYWORD.search(before) and _VALUE.match(after):
+            return True
+        at_start = line_start >= m.start() - ROW and not before.strip(" \t")
+        if at_start and _BARE_VALUE.match(after):
+            if not before or name.isupper():
+                return True
+            for line in reversed(text[max(0, line_start - BACK) : line_start].split("\n")[-200:]):  # the nearest block opening or closing above
+                if line.strip() == ")":
+                    break
+                if _BLOCK.match(line):
+                    return True
     return False
 
 

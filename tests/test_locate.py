@@ -595,3 +595,26 @@ def test_the_ranking_is_the_same_in_every_process():
         for seed in range(6)
     }
     assert len(seen) == 1, seen
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "const " * 300_000,  # a keyword everywhere, no value anywhere
+        '{"getrange", ' + '"x' * 300_000,  # a row of unclosed strings
+        "from x import " + "a, " * 500_000 + "Method",  # one 2 MB line
+        ("chunkSize = 1\n    chunkSize = 2\n" * 100_000),  # the name on every line
+        ('{"getrange", getrangeCommand,' + " (" * 1000 + "\n") * 1_000,  # rows that never close
+    ],
+)
+def test_reading_lines_for_names_never_hangs(text):
+    # the ranking reads these from files nobody vetted: each read is bounded per match,
+    # whatever the lines (these took minutes before the bounds)
+    import time
+
+    from jitctx import mentions
+
+    text = text[:2_000_000]  # what the ranking reads of a file at most
+    started = time.monotonic()
+    mentions.declares(text, "chunkSize"), mentions.bound(text, "getrange"), mentions.lists(text, "Method"), mentions.generated(text)
+    assert time.monotonic() - started < 5.0
