@@ -263,9 +263,13 @@ def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = 
             listed(index, terms, found, text_of)
     name_bonus(found.values(), terms, idf)
 
+    shares: dict[str, float] = {}  # a rescore after ``hubs`` asks again
+
     def path_share(c: Candidate) -> float:
-        in_path = set(W.path_terms(c.path).split())
-        return sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
+        if c.path not in shares:
+            in_path = set(W.path_terms(c.path).split())
+            shares[c.path] = sum(w * idf[t] for t, w in weights.items() if t in in_path and t not in content_only) / mass
+        return shares[c.path]
 
     ordered = rescore(found.values(), terms, path_share)
     if text_of is not None and hubs(index, ordered[:HUB_CHECK], terms, text_of, found):
@@ -359,13 +363,16 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
             words.setdefault(whole, whole)
     words = {t: w for t, w in words.items() if t in df and df[t][0] <= rare and not any(M.fold(w) in f for f in taken)}
     best = [c.path for c in sorted(found.values(), key=lambda c: -c.lexical)[:SCAN_FILES] if c.role in ("source", "other")]
+    lowered: dict[str, str] = {}
     for term in sorted(words, key=lambda t: (df[t][0], t))[:BIND_WORDS]:
         word = words[term]
         targets: dict[str, None] = {}
         by_table: dict[str, list[str]] = {}
         for path in dict.fromkeys([*_holding(index, term), *best]):
             text = text_of(path)
-            got = M.bound(text, word) if text is not None else []
+            if text is not None and path not in lowered:
+                lowered[path] = text.lower()
+            got = M.bound(text, word) if text is not None and word.lower() in lowered[path] else []  # most hold it nowhere
             targets.update(dict.fromkeys(got))
             if got:
                 by_table[path] = got
