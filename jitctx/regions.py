@@ -14,8 +14,8 @@ from __future__ import annotations
 import bisect
 import math
 from collections.abc import Callable, Iterable
-from itertools import accumulate
 from dataclasses import dataclass
+from itertools import accumulate
 from typing import Any
 
 from .code import words as W
