@@ -1,7 +1,7 @@
 """Cold start on a big tree (issue 23): the first answer, the build, a checkout.
 
     python benchmarks/realtree.py MIRROR...          # once: the real ~100k-file tree
-    python benchmarks/bench_coldstart.py [--root DIR] [--reps 3] [--only first,build,warm,checkout]
+    python benchmarks/bench_coldstart.py [--root DIR] [--reps 3] [--only first,build,warm,checkout] [--against CHECKOUT]
 
 Four parts, on ``--root`` (default ``benchmarks/.data/realtree``), each call
 a whole process as a user runs it (``common.installed_python``: no editable
@@ -17,7 +17,9 @@ finder), in process (``JITCTX_SERVER=0``: the server would hide a cold start):
   (``build.build_here``, not niced): wall, the CPU of the builder and of its
   worker processes, the store's size on disk and per table (SQLite's
   ``dbstat``), files analysed.
-- ``warm``: the same calls on that index, and ``rg`` again.
+- ``warm``: the same calls on that index, and ``rg`` again; with ``--against``
+  another checkout's (``git worktree add /tmp/old COMMIT``) call beside each,
+  on the same index, the two in turn.
 - ``checkout``: a branch ``bench-checkout-500`` (made once, with git's plumbing,
   the worktree untouched: 500 tracked text files, every n-th by path, one line
   appended) is checked out; the next ``context --task`` (an answer partly old,
@@ -164,16 +166,26 @@ def build(py: Path, root: Path, cache: Path) -> dict:
     return got
 
 
-def warm(cli: list[str], root: Path, cache: Path, reps: int) -> dict:
-    rows = []
+def warm(cli: list[str], root: Path, cache: Path, reps: int, against: list[str] | None = None) -> dict:
+    """Warm calls on the built index; ``against``: another checkout's CLI, its call
+    beside each of ours on the same index, the two in turn (which goes first
+    alternates by repetition), reported as ``against``."""
+    rows, theirs = [], []
     env = _env(cache)
-    _context(cli, TASKS[0], root, env)  # the listing digest and the page cache, as a second call finds them
-    for _ in range(reps):
+    for each in (cli, against) if against else (cli,):
+        _context(each, TASKS[0], root, env)  # the listing digest and the page cache, as a second call finds them
+    for rep in range(reps):
         for task in TASKS:
-            got = _context(cli, task, root, env)
+            pair = [(rows, cli), (theirs, against)] if against else [(rows, cli)]
+            for out, each in pair if rep % 2 == 0 else pair[::-1]:
+                out.append({"task": task, **_context(each, task, root, env)})
             rg_s, _ = _timed(_rg_argv(task, root), env=dict(os.environ))
-            rows.append({"task": task, **got, "rg_seconds": round(rg_s, 3)})
-    return _summary(rows)
+            for row in (rows[-1], *(theirs[-1:] if against else ())):
+                row["rg_seconds"] = round(rg_s, 3)
+    got = _summary(rows)
+    if against:
+        got["against"] = _summary(theirs)
+    return got
 
 
 def _git(root: Path, *args: str, env: dict | None = None, data: bytes | None = None) -> str:
@@ -251,6 +263,7 @@ def main() -> int:
     ap.add_argument("--root", type=Path, default=DATA / "realtree")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--only", default="first,build,warm,checkout")
+    ap.add_argument("--against", type=Path, help="another checkout (a worktree of an older commit): its warm calls beside ours, in turn")
     args = ap.parse_args()
     root = args.root.resolve()
     if not (root / ".git").exists():
@@ -269,8 +282,11 @@ def main() -> int:
         print(f"build: wall {b.get('wall', 0):.1f} s (process {b['process_wall']:.1f} s), CPU builder {b.get('cpu_builder', 0):.1f} s + workers {b.get('cpu_workers', 0):.1f} s")
         print(f"store: {json.dumps(b.get('store'), indent=None)}")
     if "warm" in parts:
-        report["warm"] = warm(cli, root, cache, args.reps)
+        other = console(installed_python(args.against, name="venv-against"), args.against) if args.against else None
+        report["warm"] = warm(cli, root, cache, args.reps, other)
         _print("warm context --task", report["warm"])
+        if other:
+            _print(f"warm context --task, {args.against}", report["warm"]["against"])
     if "checkout" in parts:
         report["checkout"] = checkout(cli, root, cache)
         for name, c in report["checkout"].items():
