@@ -348,8 +348,9 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
     a name the task gives that is defined (``jv_setpath()`` already says where
     "setpath" is); the rarest ``BIND_WORDS``, each looked for in the ``SCAN_FILES``
     files holding it most and the ``SCAN_FILES`` best by the task's words (a table
-    holds a word once: on a big tree it is rarely among the first). For a task about listing (class 5), the tables binding the
-    word (at most ``PROPER_FILES``) are where it is listed: ``LIST_BONUS`` each, shared."""
+    holds a word once: on a big tree it is rarely among the first). For a task about
+    listing (class 5), the tables binding the word to a function (at most
+    ``PROPER_FILES``) are where it is listed: ``LIST_BONUS`` each, shared."""
     defined = {s for c in found.values() for s in c.symbols}
     taken = [M.fold(_last(s)) for s in defined]
     rare = max(BIND_DF, 0.02 * documents)

@@ -6,7 +6,7 @@ lines (issue 24):
 - ``bound``: a name table binds a task's word, as a string, to the function
   that implements it (``{"getrange", getrangeCommand, ...}``, ``{"can_cast",
   (PyCFunction)array_can_cast_safely}``, ``{f_getpath, "getpath", 2}``).
-  The identifiers on such a line that hold the word are what the task is
+  The identifiers in such a row that hold the word are what the task is
   about, across languages: the Python name, the C function.
 - ``lists``: a line imports, exports or registers a name (``from .m import
   Method``, an ``__all__`` item, ``pub use``, ``register(...)``): the sites
@@ -19,8 +19,10 @@ lines (issue 24):
   DO NOT EDIT``, GNU Bison's banner): a table that mentions everything,
   rarely where a change is made by hand.
 
-Owns those three reads of a text. Does not own the ranking that weighs them
-(``locate``) nor reading files (the caller's).
+Owns those four reads of a text, each bounded per match (``ROW`` characters
+either side, the first ``MAX_LINES`` places): a 2 MB line costs no more than a
+short one. Does not own the ranking that weighs them (``locate``) nor reading
+files (the caller's).
 """
 
 from __future__ import annotations
