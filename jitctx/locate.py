@@ -82,6 +82,7 @@ BIND_BONUS = 0.8  # a file defining what a name table binds a task's word to (is
 BIND_WORDS = 6  # task words looked for in name tables, rarest first
 BIND_DF = 20  # ... held by at most this many files (or 2% of them): "help" is in every table
 SCAN_FILES = 12  # files holding a word that are read for its table rows or listings
+HOLDING_DF = 200  # a word held by more files is looked for in the best files only
 LIST_BONUS = 1.2  # a package's entry file listing a name of a task about listing (class 5): above the definition's; other files half
 ENTRY_STEMS = frozenset({"__init__", "index", "mod", "lib", "main", "exports"})
 HUB_CHECK = 20  # best files whose start is read for a generator's banner (class 3)
@@ -369,7 +370,8 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
         word = words[term]
         targets: dict[str, None] = {}
         by_table: dict[str, list[str]] = {}
-        for path in dict.fromkeys([*_holding(index, term), *best]):
+        holders = _holding(index, term) if df[term][0] <= HOLDING_DF else []  # a commoner word: the best files only (ranking its holders costs)
+        for path in dict.fromkeys([*holders, *best]):
             text = text_of(path)
             if text is not None and path not in lowered:
                 lowered[path] = text.lower()
