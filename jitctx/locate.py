@@ -37,6 +37,7 @@ from __future__ import annotations
 import math
 import re
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 
@@ -44,7 +45,7 @@ from . import mentions as M
 from .code import words as W
 from .code.testpaths import is_test_path
 from .errors import QueryError
-from .regions import REGIONS, WINDOW, Region, regions
+from .regions import REGIONS, SCORE_DIGITS, WINDOW, Region, regions
 from .taskterms import AREA_WEIGHT, CODE_WEIGHT, MAX_TASK_CHARS, MAX_TERMS, STOP_WORDS, TaskTerms, task_terms
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
@@ -72,7 +73,6 @@ __all__ = [
 ]
 
 CANDIDATES = 300  # files re-scored after the lexical query
-SCORE_DIGITS = 9  # scores are compared rounded: sums over sets differ in their last bits from one process to the next
 PATH_WEIGHT = 2.5
 UNIVERSAL_PATH = 0.25  # a word in more paths than this share counts in content only
 SYMBOL_BONUS = 0.8
@@ -316,6 +316,14 @@ def _last(name: str) -> str:
     return re.split(r"\.|::|->", name)[-1]
 
 
+def _name_term(name: str) -> tuple[str, str] | None:
+    """A task name's last part (``Rational.__add__`` -> ``__add__``) and its folded whole
+    term as the index stores it; None for a dunder (``__all__``) or a name with no word."""
+    last = _last(name)
+    split = W.split(last) if not last.startswith("__") else []
+    return (last, split[0]) if split else None
+
+
 def declared(index, names: Iterable[str], found: dict[str, Candidate], text_of: Callable[[str], str | None]) -> None:
     """Issue 24, class 1, where the outline sees no definition: a task name no
     definition is named by (a constant, a variable, an object-like macro:
@@ -323,11 +331,10 @@ def declared(index, names: Iterable[str], found: dict[str, Candidate], text_of: 
     value (``mentions.declares``) as a definition would, when at most
     ``PROPER_FILES`` of the ``SCAN_FILES`` files holding it most do."""
     for name in names:
-        last = _last(name)
-        split = W.split(last) if not last.startswith("__") else []
-        if not split:
+        if (got := _name_term(name)) is None:
             continue
-        sites = [path for path in _holding(index, split[0]) if (text := text_of(path)) is not None and M.declares(text, last)]
+        last, term = got
+        sites = [path for path in _holding(index, term) if (text := text_of(path)) is not None and M.declares(text, last)]
         if not sites or len(sites) > PROPER_FILES:
             continue
         for path in sites:
@@ -357,9 +364,8 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
     rare = max(BIND_DF, 0.02 * documents)
     words: dict[str, str] = {}  # folded term -> the word as written
     for name in (*terms.names, *terms.proper):
-        last = _last(name)
-        if not last.startswith("__") and (split := W.split(last)):
-            words.setdefault(split[0], last)
+        if (named := _name_term(name)) is not None:
+            words.setdefault(named[1], named[0])
     for whole in terms.wholes:
         if terms.weights.get(whole) == 1 and whole.isalnum():
             words.setdefault(whole, whole)
@@ -387,10 +393,11 @@ def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tup
                 _credit(index, found, hits, ident, (BIND_BONUS + df[term][1]) / math.sqrt(len(files)))
                 resolved.add(ident)
         tables = [path for path, got in by_table.items() if resolved.intersection(got)]  # binds a function, not a variable
-        for path in tables if terms.lists and len(tables) <= PROPER_FILES else ():  # the table is where a name is listed
-            c = _candidate(index, found, path)
-            c.bonus += LIST_BONUS / math.sqrt(len(tables))
-            c.listed.append(word)
+        if terms.lists and len(tables) <= PROPER_FILES:  # the table is where a name is listed
+            for path in tables:
+                c = _candidate(index, found, path)
+                c.bonus += LIST_BONUS / math.sqrt(len(tables))
+                c.listed.append(word)
 
 
 def listed(index, terms: TaskTerms, found: dict[str, Candidate], text_of: Callable[[str], str | None]) -> None:
@@ -401,12 +408,11 @@ def listed(index, terms: TaskTerms, found: dict[str, Candidate], text_of: Callab
     ``__init__.py``, ``index.ts``, ``mod.rs``) or half of it (any other), shared among
     them; the name's definition, context now, keeps half of what it gave."""
     for name in (*terms.names, *terms.proper):
-        last = _last(name)
-        split = W.split(last) if not last.startswith("__") else []
-        if not split:
+        if (got := _name_term(name)) is None:
             continue
+        last, term = got
         sites = []
-        for path in _holding(index, split[0]):
+        for path in _holding(index, term):
             c = found.get(path)
             text = text_of(path) if c is None or name not in c.symbols else None
             if text is not None and M.lists(text, last):
@@ -416,8 +422,9 @@ def listed(index, terms: TaskTerms, found: dict[str, Candidate], text_of: Callab
             stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
             c.bonus += LIST_BONUS * (1.0 if stem in ENTRY_STEMS else 0.5) / math.sqrt(len(sites))
             c.listed.append(last)
-        for c in found.values() if sites else ():
-            c.bonus -= c.credit.get(name, 0.0) / 2
+        if sites:
+            for c in found.values():
+                c.bonus -= c.credit.get(name, 0.0) / 2
 
 
 def _stem(path: str) -> str:
@@ -432,9 +439,7 @@ def hubs(index, top: Iterable[Candidate], terms: TaskTerms, text_of: Callable[[s
     module by ``STUB_PRIOR``, a generated file (its header says so) whose source is a
     candidate too (the same name with another extension: ``parser.c`` and ``parser.y``)
     by ``GENERATED_PRIOR``, unless the task is about generated files. Whether any was."""
-    stems: dict[str, int] = {}
-    for path in found:
-        stems[_stem(path)] = stems.get(_stem(path), 0) + 1
+    stems = Counter(map(_stem, found))
     changed = False
     for c in top:
         if c.path.endswith(".pyi") and index.state(c.path[:-1]) is not None:
@@ -568,7 +573,16 @@ def locate(
     ordered, idf, total = rank(index, terms, text_of)
     notes = task_notes(task, terms)
     files = show(
-        ordered[:limit], terms, idf, read, lambda path, data: index.definitions(path), count=count, file_tokens=file_tokens, regions_per_file=regions_per_file, notes=notes
+        ordered[:limit],
+        terms,
+        idf,
+        read,
+        lambda path, data: index.definitions(path),
+        count=count,
+        file_tokens=file_tokens,
+        regions_per_file=regions_per_file,
+        notes=notes,
+        text_of=text_of,
     )
     return Located(tuple(files), total, terms, "; ".join(notes) or None)
 
@@ -577,7 +591,7 @@ def reader(read: Callable[[str], tuple[bytes, float] | None]) -> tuple[Callable[
     """``read`` remembered (the ranking reads a few files the answer shows again), and
     the text of what it reads (None: unreadable)."""
     got: dict[str, tuple[bytes, float] | None] = {}
-    texts: dict[str, str | None] = {}
+    texts: dict[str, str | None] = {}  # as ``show`` reads it: CRLF and a BOM aside
 
     def once(path: str) -> tuple[bytes, float] | None:
         if path not in got:
@@ -587,10 +601,15 @@ def reader(read: Callable[[str], tuple[bytes, float] | None]) -> tuple[Callable[
     def text_of(path: str) -> str | None:
         if path not in texts:  # decoded once: the ranking asks for a file's text per word
             data = once(path)
-            texts[path] = None if data is None else data[0].decode("utf-8", "replace")
+            texts[path] = None if data is None else as_text(data[0])
         return texts[path]
 
     return once, text_of
+
+
+def as_text(data: bytes) -> str:
+    """A file's bytes as the ranking and its regions read them."""
+    return data.decode("utf-8", "replace").replace("\r\n", "\n").removeprefix("\ufeff")
 
 
 def task_notes(task: str, terms: TaskTerms) -> list[str]:
@@ -615,10 +634,12 @@ def show(
     regions_per_file: int = REGIONS,
     end: float | None = None,
     notes: list[str] | None = None,
+    text_of: Callable[[str], str | None] | None = None,
 ) -> list[FileHit]:
     """The shown files: each read (``read`` as for ``locate``), its regions on
     ``definitions(path, data)``, why, lines and whole-file tokens. ``end`` (monotonic
-    seconds): a file met past it is listed without them, and ``notes`` says so."""
+    seconds): a file met past it is listed without them, and ``notes`` says so.
+    ``text_of``: the texts the ranking already decoded (``reader``)."""
     weights = {t: terms.weights[t] * idf.get(t, 1.0) for t in terms.weights}
 
     def weight(t: str) -> float:
@@ -634,7 +655,7 @@ def show(
             files.append(FileHit(c.path, c.size, 0.0, c.score, c.role, file_why(c, terms, set(), weight)))
             continue
         data, mtime = got
-        text = data.decode("utf-8", "replace").replace("\r\n", "\n").removeprefix("\ufeff")
+        text = (text_of(c.path) if text_of is not None else None) or as_text(data)
         present: set[str] = set()
         regs = regions(c.path, text, definitions(c.path, data), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present)
         tokens = None

@@ -61,10 +61,15 @@ def fold(word: str) -> str:
     return word.replace("_", "").lower()
 
 
+def _row_start(text: str, at: int) -> int:
+    """Where the line holding ``at`` starts, or ``ROW`` characters before it in a longer one."""
+    return text.rfind("\n", max(0, at - ROW), at) + 1 or max(0, at - ROW)
+
+
 def _lines_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     out: list[str] = []
     for m in pattern.finditer(text):  # each line, or ``ROW`` characters either side of the match in a longer one
-        start = text.rfind("\n", max(0, m.start() - ROW), m.start()) + 1 or max(0, m.start() - ROW)
+        start = _row_start(text, m.start())
         end = text.find("\n", m.end(), m.end() + ROW)
         line = text[start : end if end != -1 else min(len(text), m.end() + ROW)]
         if not out or out[-1] != line:
@@ -81,7 +86,7 @@ def _rows_holding(text: str, pattern: re.Pattern[str]) -> list[str]:
     (vim's ``{"setcellwidths", 1, 1, ...,\n ret_void, f_setcellwidths},``)."""
     out: list[str] = []
     for m in pattern.finditer(text):
-        start = text.rfind("\n", max(0, m.start() - ROW), m.start()) + 1 or max(0, m.start() - ROW)
+        start = _row_start(text, m.start())
         end, depth, limit = m.end(), 0, min(len(text), m.end() + ROW)
         while end < limit:  # to the bracket closing the row, strings skipped ("O(N)" in a summary)
             ch = text[end]

@@ -21,10 +21,11 @@ from typing import Any
 from .code import words as W
 from .taskterms import TaskTerms
 
-__all__ = ["REGIONS", "WINDOW", "Region", "regions"]
+__all__ = ["REGIONS", "SCORE_DIGITS", "WINDOW", "Region", "regions"]
 
 WINDOW = 30  # lines of a window region
 REGIONS = 3  # regions per file
+SCORE_DIGITS = 9  # scores are compared rounded: sums over sets differ in their last bits from one process to the next
 
 
 @dataclass(frozen=True, slots=True)
@@ -168,7 +169,7 @@ def regions(
         cands.append((score, start, end, None, tf, (), frozenset()))
         if len(taken) >= 4 * limit:
             break
-    cands.sort(key=lambda c: (-round(c[0], 9), c[1]))  # rounded: set sums differ in their last bits between processes
+    cands.sort(key=lambda c: (-round(c[0], SCORE_DIGITS), c[1]))
     chosen: list[Region] = []
     for score, start, end, d, tf, extra, in_name in cands:
         if any(not (end < r.start_line or start > r.end_line) for r in chosen):
