@@ -299,11 +299,16 @@ def _credit(index, found: dict[str, Candidate], hits: list, name: str, share: fl
     """Give the files defining ``name`` (``hits``) ``share`` each, once a name."""
     for h in hits:
         c = _candidate(index, found, h.path, h.is_test)
-        if name not in c.symbols:
-            c.symbols.append(name)
-            c.bonus += share
-            c.credit[name] = share
+        _give(c, name, share)
         c.definitions.append((h.definition, name))
+
+
+def _give(c: Candidate, name: str, share: float) -> None:
+    """``share`` to the file ``c`` for defining ``name``, once a name."""
+    if name not in c.symbols:
+        c.symbols.append(name)
+        c.bonus += share
+        c.credit[name] = share
 
 
 def _holding(index, term: str) -> list[str]:
@@ -338,11 +343,7 @@ def declared(index, names: Iterable[str], found: dict[str, Candidate], text_of: 
         if not sites or len(sites) > PROPER_FILES:
             continue
         for path in sites:
-            c = _candidate(index, found, path)
-            if last not in c.symbols:
-                c.symbols.append(last)
-                c.bonus += SYMBOL_BONUS / math.sqrt(len(sites))
-                c.credit[last] = SYMBOL_BONUS / math.sqrt(len(sites))
+            _give(_candidate(index, found, path), last, SYMBOL_BONUS / math.sqrt(len(sites)))
 
 
 def bind(index, terms: TaskTerms, found: dict[str, Candidate], df: dict[str, tuple[int, float]], documents: int, text_of: Callable[[str], str | None]) -> None:
