@@ -244,7 +244,7 @@ class CodeIndex:
         res = Result(tool="outline")
         with self.policy.opener() as opener:
             data = _peek_bytes(opener, rel)
-        if language_for(rel, data[:256]) is None:
+        if language_for(rel, data) is None:
             ext = os.path.splitext(rel)[1] or os.path.basename(rel)
             res.notice = f"no outline for {ext} files (no grammar for this file type); use grep to find lines, or head to read it."
             return res
@@ -293,6 +293,12 @@ class CodeIndex:
         res.results = [self._symbol(h.path, priced[h.path][id(h.definition)]) for h in found.hits]
         if found.truncated:
             res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
+        if found.others:
+            more = f" and {found.others_total - len(found.others):,} more" if found.others_total > len(found.others) else ""
+            res.add_notice(
+                f"{found.others_total:,} other definition{'s' if found.others_total != 1 else ''} start{'s' if found.others_total == 1 else ''} with {query!r}, not listed: "
+                f"{', '.join(found.others)}{more}; ask for one by name, e.g. symbols query={found.others[0]}."
+            )
         elif not found.hits:
             scope = "" if under in (".", "") else under
             res.notice = f"no definition named {query!r}" + (f" under {under}" if scope else "")
@@ -375,7 +381,7 @@ class CodeIndex:
                     data, _ = opener.read(rel, min(entry[1], _PARSE_BUDGET) + 1)
                 except OSError:
                     continue
-                language = language_for(rel, data[:256])
+                language = language_for(rel, data)
                 if language is None or is_binary(data):
                     continue
                 cut = _through_line(data, max(wanted[rel]))

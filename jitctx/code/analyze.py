@@ -22,7 +22,9 @@ from .parse import language_for
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
-ANALYZER = "jitctx.code.analyze/4"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words capped, grouped
+ANALYZER = (
+    "jitctx.code.analyze/5"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words capped, grouped; 5: a .h is C++ by its whole text
+)
 
 
 def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
@@ -39,6 +41,6 @@ def analyze(path: str, data: bytes) -> tuple[list, str, str] | None:
         return None
     data = strip_bom(data)
     text = decode(data)[0]  # as peek decodes: invalid UTF-8 replaced
-    language = language_for(path, data[:256])
+    language = language_for(path, data)  # the whole file: a C++ header may show it late
     definitions = list(outline(language, data).definitions) if language is not None else []
     return definitions, words.path_terms(path), words.content_terms(text)

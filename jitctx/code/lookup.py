@@ -18,7 +18,10 @@ Tiers, in order (a definition appears once, in its first tier):
    ``igcd``); a dotted one is a prefix inside a container named by its
    head, the container itself matched as in tiers 1-2: ``Rational.`` is
    everything defined inside any ``Rational`` (all depths), ``Rational.__a``
-   the definitions inside it whose qualname goes on with ``__a``.
+   the definitions inside it whose qualname goes on with ``__a``. Only when
+   tiers 1-2 match nothing (issue 33: ``igcd`` is not ``igcdex``): otherwise
+   the prefix matches are counted and a few of their names given
+   (``Lookup.others``), for a notice.
 
 Case: smart case, as ripgrep's ``--smart-case``: a query with an upper-case
 ASCII letter matches case-sensitively, an all-lower-case one ignores case
@@ -144,6 +147,11 @@ def find(
         body = f"FROM {source} WHERE {where}{extra}"
         distinct = "DISTINCT " if "SELECT DISTINCT" in source else ""
         count = conn.execute(f"SELECT count(*) FROM (SELECT {distinct}d.file_id, d.seq {body})", params).fetchone()[0]
+        if tier == "prefix" and total:  # an exact or qualified match: the prefix ones are only named
+            if count:
+                names = conn.execute(f"SELECT d.qualname {body} GROUP BY d.qualname ORDER BY min(f.is_test), length(d.qualname), d.qualname LIMIT {_OTHERS}", params)
+                return Lookup(tuple(hits), total, tuple(r[0] for r in names.fetchall()), count)
+            break
         total += count
         room = limit - len(hits)
         if count == 0 or room <= 0:
@@ -155,3 +163,6 @@ def find(
         )
         hits += [Hit(r[0], _definition(r), r[2], tier, bool(r[1])) for r in rows.fetchall()]
     return Lookup(tuple(hits), total)
+
+
+_OTHERS = 5  # prefix matches named beside exact ones

@@ -156,10 +156,14 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class Lookup:
     """The answer to a name lookup: ``hits`` in rank order, cut to the limit;
-    ``total``: how many matched before the limit."""
+    ``total``: how many matched before the limit; ``others``: a few qualnames of
+    the prefix matches left out because exact ones exist (``lookup``), and
+    ``others_total`` how many definitions those are."""
 
     hits: tuple[Hit, ...]
     total: int
+    others: tuple[str, ...] = ()
+    others_total: int = 0
 
     @property
     def truncated(self) -> bool:
