@@ -210,19 +210,23 @@ class CodeIndex:
         return bool(entry) and _row_matches(self.index.state(rel), entry[0])
 
     def priced(self, path: str, found) -> tuple[Definition, ...]:
-        """``found`` (definitions of ``path``) with their tokens: the exact cost of reading
-        each whole (``head --symbol``'s lines), counted now for those the index has none for
-        (through ``count``, whose cache remembers them by content)."""
-        if self.count is None or all(d.tokens is not None for d in found):
+        """``found`` (definitions of ``path``) with their tokens: what the read that fetches
+        each costs, as the caller receives it (``head path=P symbol=Q``, with ``start`` when
+        the name is shared: header, numbered lines, notices; ``peek.read_costs``), counted
+        now through ``count`` (whose cache remembers the numbered lines by content)."""
+        if self.count is None or not found:
             return tuple(found)
-        from .code.analyze import definition_text
-        from .text import decode, split_lines, strip_bom
+        from .peek import read_costs
 
         with self.policy.opener() as opener:
-            data = _peek_bytes(opener, path)
-        lines = split_lines(decode(strip_bom(data))[0])
-        count = self.count
-        return tuple(d if d.tokens is not None else replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found)
+            try:
+                data, st = opener.read(path, _MAX_BYTES + 1)
+            except OSError:
+                return tuple(found)
+        if len(data) > _MAX_BYTES:
+            return tuple(found)
+        costs = read_costs(path, data, mtime_of(st), [(d.start_line, d.end_line, self.defined_elsewhere(path, d)) for d in found], self.count)
+        return tuple(replace(d, tokens=t) for d, t in zip(found, costs))
 
     def _symbol(self, path: str, d: Definition) -> Symbol:
         try:
@@ -275,6 +279,7 @@ class CodeIndex:
             entries += self._entries(_defining(chunk))
         self.refresh(entries=entries)
         scope = "" if under in (".", "") else under
+        query = _dotted(query)
         found = self.index.find(query, kind=kind, under=scope, limit=limit)
         # a hit's file must be as the index saw it: one deleted since a complete refresh, or a
         # tracked script without an extension (not listed above) changed since, is refreshed first
@@ -312,25 +317,32 @@ class CodeIndex:
                 res.notice += "; try a prefix ('Name.' lists a class's members), or grep for the text."
         return res
 
-    def find_symbol(self, rel: str, name: str) -> Definition:
+    def find_symbol(self, rel: str, name: str, *, start: int = 1) -> Definition:
         """The one definition of ``rel`` named ``name`` (a name, a qualname, or a
-        qualname's tail on a dot boundary); ``QueryError`` when it is missing
-        or ambiguous, naming the candidates."""
+        qualname's tail on a name boundary; ``::`` or ``.`` between the parts). Several:
+        ``start`` picks the one holding that line (the innermost; the default, 1, picks
+        only when one holds it), else an implementation is preferred over declarations
+        and stubs (``Definition.stub``). ``QueryError`` when it is missing or still
+        ambiguous, naming the candidates and the call that reads one."""
         found = self.definitions(rel)
-        want = name.strip()
+        want = _dotted(name)
         if not want:
             raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__'", field="symbol")
         exact = [d for d in found if d.qualname == want]
         if not exact:
             exact = [d for d in found if d.qualname.endswith("." + want) or d.name == want]
+        if len(exact) > 1:
+            holding = [d for d in exact if d.start_line <= start <= d.end_line]
+            exact = [max(holding, key=lambda d: d.depth)] if holding else [d for d in exact if not d.stub] or exact
         if len(exact) == 1:
             return exact[0]
         if exact:
-            listed = "; ".join(f"{d.qualname} (lines {d.start_line}-{d.end_line})" for d in exact[:10])
+            listed = "; ".join(f"{d.qualname} (lines {d.start_line}-{d.end_line}{', declared only' if d.stub else ''})" for d in exact[:10])
             more = f" and {len(exact) - 10} more" if len(exact) > 10 else ""
+            first = exact[0]
             raise QueryError(
                 f"symbol {want!r} is ambiguous in {rel}: {len(exact)} definitions: {listed}{more}",
-                hint="pass the qualified name of the one you want, or read by lines with start and n",
+                hint=f"pick one by a line it holds, e.g. head path={rel} symbol={first.qualname} start={first.start_line}",
                 field="symbol",
             )
         import difflib
@@ -341,9 +353,35 @@ class CodeIndex:
             raise QueryError(f"no symbol {want!r} in {rel}: it has no definitions", hint="read it by lines (start, n), or find the name with symbols", field="symbol")
         raise QueryError(
             f"no symbol {want!r} in {rel}",
-            hint=(f"closest names there: {', '.join(close)}" if close else "list its definitions with outline") + "; or find it across the repository with symbols",
+            hint=(f"closest names there: {', '.join(close)}" if close else f"list its definitions with outline path={rel}")
+            + f"; or find it across the repository with symbols query={want.rsplit('.', 1)[-1]}",
             field="symbol",
         )
+
+    def defined_elsewhere(self, rel: str, d: Definition) -> str | None:
+        """For a declaration (``d.stub``) whose implementation another file holds (a C++
+        method declared in its header, a ``.pyi`` stub), the note that names it and the
+        read that fetches it; else None. Found in the index by the last two parts of the
+        qualname (``using namespace`` drops the first ones), the implementation whose
+        qualname ends like the declaration's (or the other way round) and the shortest
+        path first."""
+        if not d.stub or self._index is None and not os.path.exists(index_file(self.repo.root, self.cache_dir)):
+            return None
+        tail = ".".join(d.qualname.split(".")[-2:])
+        try:
+            hits = self.index.find(tail, kind=None, under="", limit=50).hits
+        except QueryError:
+            return None
+        mine, theirs = "." + d.qualname, None
+        for h in hits:
+            q = h.definition.qualname
+            if h.path != rel and not h.definition.stub and h.tier in ("exact", "qualified") and (mine.endswith("." + q) or ("." + q).endswith(mine)):
+                theirs = h
+                break
+        if theirs is None:
+            return None
+        e = theirs.definition
+        return f"{rel} declares {d.qualname}; its definition is {theirs.path}:{e.start_line}-{e.end_line}: read it with head path={theirs.path} symbol={e.qualname}."
 
     def enclosing(self, wanted: dict[str, list[int]]) -> dict[str, Callable[[int], Definition | None]]:
         """For grep's ``symbol`` field: per file with a grammar, a lookup from a
@@ -396,6 +434,12 @@ class CodeIndex:
             if found:
                 out[rel] = innermost_lookup(found)
         return out
+
+
+def _dotted(name: str) -> str:
+    """A qualified name as the index writes it: ``Parser::parse_ratio`` is ``Parser.parse_ratio``."""
+    name = name.strip()
+    return name.replace("::", ".") if "::" in name else name
 
 
 def _row_matches(state, entry: tuple) -> bool:

@@ -162,7 +162,8 @@ class Workspace:
 
     def head(self, path: str, n: int = 100, *, start: int = 1, symbol: str | None = None, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000); with
-        ``symbol``, exactly that definition's lines (``n`` and ``start`` unused).
+        ``symbol``, exactly that definition's lines (``n`` unused; ``start``, when
+        several definitions bear the name, picks the one holding that line).
         ``force``/``diff``: see the class's ``rereads``."""
         q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
         if q.symbol is None:
@@ -170,9 +171,12 @@ class Workspace:
         from .structure import resolve_file
 
         rel = resolve_file(self.policy, q.path)
-        d = self.code.find_symbol(rel, q.symbol)
+        d = self.code.find_symbol(rel, q.symbol, start=q.start)
         lines = d.end_line - d.start_line + 1
-        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line, force=q.force, diff=q.diff), max_tokens)
+        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line, force=q.force, diff=q.diff), max_tokens, until=d.end_line)
+        note = self.code.defined_elsewhere(rel, d)  # a declaration: where its body is (the price counts it too)
+        if note:
+            res.add_notice(note)
         res.extra["symbol"] = {"kind": d.kind, "qualname": d.qualname, "start_line": d.start_line, "end_line": d.end_line}
         return res
 
@@ -180,7 +184,7 @@ class Workspace:
         """The last ``n`` lines of a text file, read from the end."""
         return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
 
-    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None) -> Result:
+    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
         from .peek import add_read_on, fit_excerpt, peek
         from .rereads import tool_of
 
@@ -202,10 +206,10 @@ class Workspace:
             res.add_notice(said)
         cap = self._cap(max_tokens)
         if cap is not None:
-            res = fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
+            res = fit_excerpt(res, cap, self.tokenizer, self.view, until=until)  # the read-on call is priced in
         else:
             res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
-            add_read_on(res)
+            add_read_on(res, until=until)
         return rr.after(q, res, now, cap, self.turn) if rr is not None else res
 
     @property

@@ -74,3 +74,61 @@ def test_issue_33_symbols_lists_prefix_matches_only_without_an_exact_one(code):
 def test_head_symbol_unknown_name_is_still_an_error(code):
     with pytest.raises(QueryError):
         Workspace(code.root).head("rational.py", symbol="nope")
+
+
+_PARSER_H = """#pragma once
+namespace Web::CSS::Parser {
+
+class Parser {
+public:
+    Parser();
+    int parse_ratio(int x);
+};
+
+}
+"""
+_PARSER_CPP = """#include "Parser.h"
+
+namespace Web::CSS::Parser {
+
+Parser::Parser() {}
+
+int Parser::parse_ratio(int x)
+{
+    return x * 2;
+}
+
+}
+"""
+
+
+def test_issue_32_cpp_names_as_written_one_separator_and_declaration_to_definition(code):
+    code.write("css/Parser.h", _PARSER_H)
+    code.write("css/Parser.cpp", _PARSER_CPP)
+    ws = Workspace(code.root)
+    quals = {s.qualname for s in ws.outline("css/Parser.h").results}
+    assert quals == {"Web.CSS.Parser", "Web.CSS.Parser.Parser", "Web.CSS.Parser.Parser.Parser", "Web.CSS.Parser.Parser.parse_ratio"}  # one separator
+    for query in ("Parser::parse_ratio", "Web::CSS::Parser::Parser::parse_ratio", "Parser.parse_ratio"):
+        hits = ws.symbols(query).results
+        assert [(h.path, h.start_line) for h in hits] == [("css/Parser.cpp", 7), ("css/Parser.h", 7)], query  # the definition first
+    read = ws.head("css/Parser.cpp", symbol="Parser::parse_ratio")
+    assert read.results[0].content.startswith("int Parser::parse_ratio(int x)") and read.results[0].end_line == 10
+    declared = ws.head("css/Parser.h", symbol="Parser::parse_ratio")
+    assert declared.results[0].content.strip() == "int parse_ratio(int x);"
+    assert "its definition is css/Parser.cpp:7-10: read it with head path=css/Parser.cpp symbol=Web.CSS.Parser.Parser.parse_ratio" in declared.notice
+
+
+def test_issue_32_an_overload_reads_its_implementation(code):
+    ws = Workspace(code.root)
+    res = ws.head("rational.py", symbol="Rational.__add__")  # two @overload stubs and the implementation
+    assert (res.results[0].start_line, res.results[0].end_line) == (26, 30)
+    stub = ws.head("rational.py", symbol="Rational.__add__", start=22)  # a stub, by a line it holds
+    assert (stub.results[0].start_line, stub.results[0].end_line) == (22, 23)
+    code.write("rational.pyi", "class Rational:\n    def gcd_of(self) -> int: ...\n")
+    code.write("rational.py", (code.root / "rational.py").read_text() + "\n\ndef gcd_of(x):\n    return x\n")
+    assert [s.path for s in ws.symbols("gcd_of").results] == ["rational.py", "rational.pyi"]  # the implementation before the stub
+
+
+def test_issue_32_head_symbol_of_a_complete_definition_has_no_read_on_note(code):
+    res = Workspace(code.root).head("rational.py", symbol="gcd")
+    assert res.results[0].end_line < res.results[0].total_lines and not res.notice

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]
 
-# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens)
+# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens, stub)
 DefinitionRow = tuple
 # ("ok", (rows, path_terms, packed content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
 # the content's words zlib-compressed where they are made (a worker): the store keeps them so
@@ -57,6 +57,7 @@ def _row(d: object) -> DefinitionRow:
         int(getattr(d, "depth", 0)),
         None if parent is None else int(parent),
         None if tokens is None else int(tokens),
+        bool(getattr(d, "stub", False)),
     )
 
 

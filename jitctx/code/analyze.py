@@ -14,6 +14,8 @@ does, through the safe-open seam) nor rank anything.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ..text import decode, is_binary, strip_bom
 from . import words
 from .outline import outline
@@ -22,9 +24,9 @@ from .parse import language_for
 __all__ = ["ANALYZER", "analyze", "definition_text"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
-ANALYZER = (
-    "jitctx.code.analyze/5"  # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words capped, grouped; 5: a .h is C++ by its whole text
-)
+# 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words
+# capped, grouped; 5: a .h is C++ by its whole text; 6: stubs marked, C++ names with one separator
+ANALYZER = "jitctx.code.analyze/6"
 
 
 def definition_text(lines: list[str], start_line: int, end_line: int) -> str:
@@ -43,4 +45,6 @@ def analyze(path: str, data: bytes) -> tuple[list, str, str] | None:
     text = decode(data)[0]  # as peek decodes: invalid UTF-8 replaced
     language = language_for(path, data)  # the whole file: a C++ header may show it late
     definitions = list(outline(language, data).definitions) if language is not None else []
+    if definitions and path.endswith(".pyi"):  # a typing stub: its implementation is elsewhere
+        definitions = [replace(d, stub=True) if d.kind in ("function", "method") else d for d in definitions]
     return definitions, words.path_terms(path), words.content_terms(text)

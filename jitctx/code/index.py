@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 __all__ = ["Index", "index_file"]  # index_file: the location rule, in jitctx.cache
 
 _TIMEOUT = 30.0  # seconds a writer waits for another one (a batch holds the lock for well under one)
-_DEFINITION = "d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
+_DEFINITION = "d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens, d.stub"
 
 
 def _bounds(under: str) -> tuple[str, str] | None:
@@ -261,7 +261,7 @@ class Index:
         """The stored definitions of ``path``, in the order ``analyze`` gave them."""
         sql = f"SELECT {_DEFINITION} FROM files f CROSS JOIN definitions d ON d.file_id = f.id WHERE f.path = ? ORDER BY d.seq"
         rows = self._run(lambda conn: conn.execute(sql, (path,)).fetchall())
-        return tuple(Definition(*r) for r in rows)
+        return tuple(Definition(r[0], r[1], r[2], r[3], r[4], r[5], r[6], r[7], r[8], bool(r[9])) for r in rows)
 
     def enclosing(self, path: str, line: int) -> Definition | None:
         """The innermost stored definition of ``path`` whose lines hold ``line``."""

@@ -27,7 +27,10 @@ Case: smart case, as ripgrep's ``--smart-case``: a query with an upper-case
 ASCII letter matches case-sensitively, an all-lower-case one ignores case
 (ASCII folding: SQLite's ``lower()``), and then case-exact matches rank
 first within a tier. Within a tier: source before tests (``is_test_path``),
-then shorter paths, then path order, then line.
+implementations before declarations (``Definition.stub``: a C++ method's
+definition before its declaration in the class, a function before its
+``@overload`` copies and ``.pyi`` stub), then shorter paths, then path
+order, then line.
 """
 
 from __future__ import annotations
@@ -42,7 +45,7 @@ if TYPE_CHECKING:
 __all__ = ["find", "prefix_range"]
 
 
-_COLUMNS = "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
+_COLUMNS = "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens, d.stub"
 # ``rqual`` is the folded qualname reversed: a qualname's suffix is a range of it.
 _EXACT_CI = "(lower(d.name) = :f OR d.rqual = :rf)"
 _EXACT_CS = "(d.name = :q OR d.qualname = :q)"
@@ -54,7 +57,7 @@ _CONTAINERS_CI = "(rqual = :rh OR (rqual >= :rh_lo AND rqual < :rh_hi))"
 _CONTAINERS_CS = "(qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
 _INSIDE_CI = "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
 _INSIDE_CS = "substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q"
-_ORDER = "f.is_test, length(f.path), f.path, d.start_line, d.seq"
+_ORDER = "f.is_test, d.stub, length(f.path), f.path, d.start_line, d.seq"
 
 
 def prefix_range(prefix: str) -> tuple[str, str]:
@@ -119,7 +122,7 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
 
 
 def _definition(row: tuple) -> Definition:
-    return Definition(row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+    return Definition(row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11], bool(row[12]))
 
 
 def find(

@@ -79,7 +79,7 @@ _DROP_DEFINITIONS = "DELETE FROM definitions WHERE file_id = ?"
 _LEXDOC = "DELETE FROM lexdocs WHERE id = ? RETURNING path_terms, content"
 _FORGET_LEXICAL = "INSERT INTO lexical(lexical, rowid, path_terms, content_terms) VALUES ('delete', ?, ?, ?)"
 _DROP_FILE = "DELETE FROM files WHERE path = ? RETURNING id"
-_ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
+_ADD_DEFINITION = "INSERT INTO definitions VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)"
 _ADD_LEXICAL = "INSERT INTO lexical(rowid, path_terms, content_terms) VALUES (?, ?, ?)"
 _ADD_LEXDOC = "INSERT INTO lexdocs VALUES (?, ?, ?)"
 

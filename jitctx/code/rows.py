@@ -23,6 +23,7 @@ Schema (one SQLite file per repository)::
           kind, name, qualname, start_line, end_line, signature, depth,
           parent,                          seq of the enclosing definition, NULL at top level
           tokens,                          NULL when not counted
+          stub,                            1: declared only (Definition.stub)
           rqual)                           rqual(qualname): folded, reversed
       INDEX ON lower(name), INDEX ON rqual  (a qualname suffix is a range of rqual)
     lexical USING fts5(path_terms, content_terms, tokenize='ascii', content='')
@@ -57,7 +58,9 @@ __all__ = [
     "rqual",
 ]
 
-SCHEMA_VERSION = 3  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md); 3: lexdocs.path_terms NULL when the rule makes them
+SCHEMA_VERSION = (
+    4  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md); 3: lexdocs.path_terms NULL when the rule makes them; 4: definitions.stub
+)
 
 SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
@@ -84,6 +87,7 @@ SCHEMA = (
         depth INTEGER NOT NULL,
         parent INTEGER,
         tokens INTEGER,
+        stub INTEGER NOT NULL,
         rqual TEXT NOT NULL,
         PRIMARY KEY (file_id, seq)) WITHOUT ROWID""",
     "CREATE INDEX files_skipped ON files(skipped) WHERE skipped IS NOT NULL",
