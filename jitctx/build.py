@@ -29,12 +29,14 @@ RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only
 
 
 class Progress:
-    """A build under way: ``done`` of ``total`` files read (``total`` 0: still listing)."""
+    """A build under way: ``done`` of ``total`` files read (``total`` 0: still listing) in
+    its ``phase``: ``words`` (paths and words, what ``locate`` needs), then ``definitions``
+    (the files with a grammar parsed)."""
 
-    __slots__ = ("done", "pid", "total")
+    __slots__ = ("done", "phase", "pid", "total")
 
-    def __init__(self, done: int, total: int, pid: int) -> None:
-        self.done, self.total, self.pid = done, total, pid
+    def __init__(self, done: int, total: int, pid: int, phase: str = "words") -> None:
+        self.done, self.total, self.pid, self.phase = done, total, pid, phase
 
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
@@ -119,7 +121,7 @@ def progress(index_path: str) -> Progress | None:
     try:
         with open(status, encoding="utf-8") as f:
             d = json.load(f)
-        return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)))
+        return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)), str(d.get("phase", "words")))
     except (OSError, ValueError, TypeError):
         return Progress(0, 0, 0)
 
@@ -172,12 +174,15 @@ def start(root: str, index_path: str) -> bool:
         os.close(fd)  # the builder's copy holds the lock now
 
 
-def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None) -> int:
-    """Build in this process (the detached builder's body): 0 when it
-    ran to the end, 1 when another builder holds the lock, 2 when it failed, 3 when the store
-    cannot be written (full, read-only: the reason is left in the status file for
-    ``failed``, and no builder is started again for ``RETRY_SECONDS``). ``locked``: a
-    descriptor of the lock already held (``start`` took it)."""
+def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Build in this process (the detached builder's body, and ``jitctx index``): the words
+    of every file first (paths, words, the facts ``locate`` needs), then the definitions of
+    the files with a grammar (issue 32: the parse is two thirds of a build), each part an
+    incremental refresh that commits as it goes. 0 when it ran to the end, 1 when another
+    builder holds the lock, 2 when it failed, 3 when the store cannot be written (full,
+    read-only: the reason is left in the status file for ``failed``, and no builder is
+    started again for ``RETRY_SECONDS``). ``locked``: a descriptor of the lock already held
+    (``start`` took it); ``progress(phase, done, total)``: told as files are done."""
     import fcntl
 
     lock_path, status = _paths(index_path)
@@ -205,13 +210,18 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
                 pass
         last = [0.0]
 
-        def tick(done: int, total: int) -> None:
-            now = time.monotonic()
-            if now - last[0] >= 0.5 or done == total:
-                last[0] = now
-                _write(status, {"pid": os.getpid(), "done": done, "total": total, "updated": time.time()})
+        def ticker(phase: str) -> Callable[[int, int], None]:
+            def tick(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(phase, done, total)
+                now = time.monotonic()
+                if now - last[0] >= 0.5 or done == total:
+                    last[0] = now
+                    _write(status, {"pid": os.getpid(), "phase": phase, "done": done, "total": total, "updated": time.time()})
 
-        _write(status, {"pid": os.getpid(), "done": 0, "total": 0, "updated": time.time()})
+            return tick
+
+        _write(status, {"pid": os.getpid(), "phase": "words", "done": 0, "total": 0, "updated": time.time()})
         from .code.store import StoreUnavailable
         from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
         from .repo import Repo, find_root
@@ -224,7 +234,9 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             if index.path is None:  # it could not even be opened for writing
                 raise StoreUnavailable(index.notice or "the store cannot be opened")
             index.on_disk_only = True
-            code.refresh(progress=tick)
+            entries = code.entries()  # one listing for both parts
+            code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
+            code.refresh(entries=entries, complete=True, progress=ticker("definitions"))
         except StoreUnavailable as exc:
             unwritable = exc.reason
             return 3

@@ -30,12 +30,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .code.index import Index
-    from .code.rows import Definition, RefreshStats
+    from .code.rows import Definition, Lookup, RefreshStats
     from .policy import PathPolicy
     from .repo import Repo
 
 __all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
+_INLINE = 256  # files a lookup brings up to date itself; more: it answers from what it has (build.INLINE, the same rule)
 _MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed: code.refresh.MAX_BYTES (a test keeps them equal)
 # Source bytes grep parses per call for its symbol field where the index has no fresh row
 # (tree-sitter: ~10 ms per 80 KB; a page of 36 files cost grep 0.14-0.35 s unbounded). Spent
@@ -168,12 +169,21 @@ class CodeIndex:
         return read
 
     def refresh(
-        self, paths: list[str] | None = None, *, progress: bool | Callable[[int, int], None] = True, entries: list | None = None, complete: bool | None = None
+        self,
+        paths: list[str] | None = None,
+        *,
+        progress: bool | Callable[[int, int], None] = True,
+        entries: list | None = None,
+        complete: bool | None = None,
+        parts: str = "all",
     ) -> RefreshStats:
         """Bring the index up to date: with the whole universe (``paths`` None), or
         only with ``paths`` (repo-relative files; others are left as they are),
         or with ``entries`` already statted (``_entries``; a partial listing).
-        ``progress``: a line on a terminal (True), or ``progress(done, total)``."""
+        ``progress``: a line on a terminal (True), or ``progress(done, total)``.
+        ``parts``: ``all``, or ``words`` (the definitions left for a later refresh:
+        a build's first part). Words are told again from git's copy of a blob
+        where git holds it (``code.refresh``)."""
         from .code.analyze import analyze
 
         complete = (paths is None and entries is None) if complete is None else complete
@@ -189,8 +199,26 @@ class CodeIndex:
                 max_bytes=_MAX_BYTES,
                 workers=workers,
                 progress=progress if callable(progress) else _progress_printer() if progress else None,
+                parts=parts,
+                recall=self._recall,
+                keeps=self._keeps,
             )
         return self.last
+
+    def _recall(self, blobs: list[str]) -> dict[str, bytes]:
+        from . import gitcmd
+
+        return gitcmd.blobs(self.repo.root, blobs) if self.repo.is_git else {}
+
+    def _keeps(self) -> Callable[[str, str], bool] | None:
+        """Whether git holds a file's content as the blob the index names (its words need
+        not be kept: ``_recall`` tells them again); asked once by a large refresh."""
+        from . import gitcmd
+
+        if not self.repo.is_git:
+            return None
+        held = gitcmd.index_blobs(self.repo.root)
+        return lambda path, blob: held.get(path) == blob
 
     def pending(self, entries: list) -> tuple[list[str], list[str], list[str]]:
         """What a complete refresh with ``entries`` (``_entries`` of the universe) would read,
@@ -266,8 +294,13 @@ class CodeIndex:
         res.extra = {"path": rel, "lines": _line_count(data), "size": len(data)}
         return res
 
-    def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
-        """Definitions by name across the repository (see ``Workspace.symbols``)."""
+    def symbols(self, query: str, *, under: str, kind: str | None, limit: int, deadline: float | None = None) -> Result:
+        """Definitions by name across the repository (see ``Workspace.symbols``). When
+        more than ``_INLINE`` files that can define are new, changed or not parsed yet
+        (a first call, a build under way), the answer does not wait for them: it comes
+        from the part of the index that is current and the files grep finds defining the
+        name, parsed now until ``deadline`` (monotonic); ``extra["partial"]`` says how
+        much was left (the caller starts the build and says so)."""
         from .code.parse import EXTENSIONS
 
         # only files that can hold definitions need to be current for a lookup (a quarter of a
@@ -277,9 +310,12 @@ class CodeIndex:
         entries: list = []
         for chunk in self.repo.file_chunks(suffix=suffixes):  # stat tracked files while git walks for the rest
             entries += self._entries(_defining(chunk))
-        self.refresh(entries=entries)
         scope = "" if under in (".", "") else under
         query = _dotted(query)
+        work, _racy, _ = self.index.pending(entries, max_bytes=_MAX_BYTES, parts="all", complete=False)
+        if len(work) > _INLINE:  # racy rows only want a hash again: done inline, as build.plan counts them
+            return self._symbols_partial(query, scope, kind, limit, entries, set(work), deadline)
+        self.refresh(entries=entries)
         found = self.index.find(query, kind=kind, under=scope, limit=limit)
         # a hit's file must be as the index saw it: one deleted since a complete refresh, or a
         # tracked script without an extension (not listed above) changed since, is refreshed first
@@ -290,6 +326,78 @@ class CodeIndex:
             else:
                 self.refresh(stale, progress=False)
             found = self.index.find(query, kind=kind, under=scope, limit=limit)
+        return self._symbols_result(query, scope, kind, found)
+
+    def _symbols_partial(self, query: str, scope: str, kind: str | None, limit: int, entries: list, behind: set[str], deadline: float | None) -> Result:
+        """``symbols`` from what can be had at once (see ``symbols``): grep for the lines
+        that may define the name, those files parsed now (most matches first, until
+        ``deadline``) and written to the index, then the index's answer without the files
+        it is behind on."""
+        import time
+
+        from .code.rows import Lookup
+
+        held = self._defining_files(query, scope, deadline)
+        todo = [p for p in held if p in behind]
+        by_path = {e[0]: e for e in entries}
+        parsed: set[str] = set()
+        for i in range(0, len(todo), 8):
+            if deadline is not None and time.monotonic() > deadline - 0.3:
+                break
+            chunk = [by_path[p] for p in todo[i : i + 8] if p in by_path]
+            self.refresh(entries=chunk, complete=False, progress=False)
+            parsed.update(e[0] for e in chunk)
+        left = behind - parsed
+        found = self.index.find(query, kind=kind, under=scope, limit=limit + min(len(left), 500))
+        kept = tuple(h for h in found.hits if h.path not in left and self._fresh(h.path))
+        dropped = len(found.hits) - len(kept)
+        found = Lookup(kept[:limit], max(found.total - dropped, len(kept)), found.others, found.others_total)
+        res = self._symbols_result(query, scope, kind, found)
+        res.extra["partial"] = {"files_behind": len(left), "files_listed": len(entries), "grep_files": len(held), "parsed_now": len(parsed)}
+        name = query.rstrip(".").rsplit(".", 1)[-1]
+        missed = f"; {len(todo) - len(parsed):,} more files grep finds were not parsed in time" if len(todo) > len(parsed) else ""
+        res.add_notice(
+            f"{len(left):,} of {len(entries):,} files that can define are not indexed yet: this answer comes from the rest of the index and the"
+            f" {len(held):,} files grep finds that may define {name!r} ({len(parsed):,} parsed now{missed}); it may miss a definition grep's patterns do not show."
+        )
+        return res
+
+    def _defining_files(self, query: str, scope: str, deadline: float | None) -> list[str]:
+        """The files with a grammar that grep finds a line in that may define the last part
+        of ``query`` (a keyword before it, or an opening parenthesis after it on a line
+        without ``;``: a C/C++/Java definition, not a call statement), most matches first."""
+        import re
+        import time
+
+        from .code.parse import EXTENSIONS
+        from .query import MAX_LIMIT, SearchQuery
+        from .search import search
+
+        name = query.rstrip(".").rsplit(".", 1)[-1]
+        if not name:
+            return []
+        word = re.escape(name) + (r"\w*" if "." not in query else r"\b")  # a dotless query may be a prefix
+        keywords = "def|class|struct|union|enum|interface|trait|type|typedef|func|fn|function|namespace|module|mod|macro_rules!|record|define|impl|using"
+        pattern = rf"\b(?:{keywords})\b[^\n;]*?\b{word}|(?:^|[^\w.>])~?{word}\s*(?:<[^;\n]*>)?\s*\([^;\n]*$|\b{word}\s*[:=]\s*(?:async\b|function\b|class\b|\()"
+        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.8, 0.3)
+        q = SearchQuery.make(
+            pattern=pattern,
+            path=scope or ".",
+            glob=tuple(f"*.{e}" for e in sorted(EXTENSIONS)),
+            mode="count",
+            ignore_case=name == name.lower(),
+            limit=MAX_LIMIT,
+            timeout=remaining,
+        )
+        try:
+            res, _ = search(self.repo, self.policy, q)
+        except Exception:  # noqa: BLE001 - a partial answer without grep's files is still an answer
+            return []
+        return [r.path for r in res.results if getattr(r, "path", None)]
+
+    def _symbols_result(self, query: str, scope: str, kind: str | None, found: Lookup) -> Result:
+        """The ``symbols`` result of a lookup: hits priced, notices for a cut list, for prefix
+        matches left out, for no match (where the last part is defined)."""
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
         by_file: dict[str, list] = {}
         for h in found.hits:
@@ -305,8 +413,7 @@ class CodeIndex:
                 f"{', '.join(found.others)}{more}; ask for one by name, e.g. symbols query={found.others[0]}."
             )
         elif not found.hits:
-            scope = "" if under in (".", "") else under
-            res.notice = f"no definition named {query!r}" + (f" under {under}" if scope else "")
+            res.notice = f"no definition named {query!r}" + (f" under {scope}" if scope else "")
             last = query.rstrip(".").rsplit(".", 1)[-1]
             near = [h for h in self.index.find(last, kind=kind, under=scope, limit=5).hits if h.tier == "exact"] if last and last != query else []
             if near:  # Flask.route is Scaffold.route: an inherited or moved name

@@ -246,11 +246,34 @@ class Workspace:
     def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
         """Definitions across the repository by name, qualified name or prefix
         (``__add__``, ``Rational.__add__``, ``Rational.``): exact before qualified
-        before prefix, source before tests."""
+        before prefix, source before tests. Never waits for the index: when it is far
+        behind (a first call on a big tree), the answer comes from what is indexed and
+        the files grep finds defining the name, parsed now, within ``QUICK_SECONDS``; the
+        notice says so, and the build goes on in the background."""
+        started = time.monotonic()
         q = SymbolsQuery.make(query=query, path=path, kind=kind, limit=limit)
         under = self.policy.resolve(q.path, want="dir").path if q.path not in (".", "") else ""
-        res = self.code.symbols(q.query, under=under, kind=q.kind, limit=q.limit)
+        code = self.code
+        res = code.symbols(q.query, under=under, kind=q.kind, limit=q.limit, deadline=started + QUICK_SECONDS)
+        if "partial" in res.extra:  # the index is behind: the rest is built in the background (issue 30)
+            res.add_notice(self._build_state(code))
         return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
+
+    def _build_state(self, code) -> str:
+        """Start (or find) the background build; say how far it is."""
+        from . import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"({code.index.notice}: no index is kept, so none is built.)"
+        running = build.start(str(self.root), index_path)
+        got = build.progress(index_path)
+        if running and got is not None and got.total:
+            return f"The index is being built in the background ({got.phase}: {got.percent()}% of {got.total:,} files)."
+        if running:
+            return "The index is being built in the background."
+        why = build.failed(index_path)
+        return f"The index cannot be built ({why})." if why else "No background build could start."
 
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
         """Search file contents (ripgrep regex syntax) under ``path``.

@@ -208,6 +208,9 @@ class Index:
         workers: int = 1,
         batch: int | None = None,
         progress: Callable[[int, int], None] | None = None,
+        parts: str = "all",
+        recall: Callable[[list[str]], dict[str, bytes]] | None = None,
+        keeps: Callable[[], Callable[[str, str], bool] | None] | None = None,
     ) -> RefreshStats:
         """Bring the index up to date with ``entries``.
 
@@ -230,8 +233,10 @@ class Index:
         ``progress(done, total)`` is called as files needing work are done.
         A complete listing identical to the last one this scope was
         refreshed with, when nothing was written since, is answered without
-        comparing rows (``listing_unchanged``). Never raises for the
-        store's sake (see ``notice``); ``QueryError`` for a bad ``under``.
+        comparing rows (``listing_unchanged``). ``parts``, ``recall``,
+        ``keeps``: the words first and the definitions after, and the words
+        told again from git's blobs (``refresh.refresh``). Never raises for
+        the store's sake (see ``notice``); ``QueryError`` for a bad ``under``.
         """
         bounds = _bounds(under)
         listing = entries if isinstance(entries, (list, tuple)) else list(entries)
@@ -246,14 +251,25 @@ class Index:
             workers=workers,
             batch=refresh.BATCH if batch is None else batch,
             progress=progress,
+            parts=parts,
+            recall=recall,
+            keeps=keeps,
         )
         return stats if self.notice is None else replace(stats, notice=self.notice)
 
-    def pending(self, entries: list[tuple[str, int, int, int, int]], *, max_bytes: int = _MAX_BYTES) -> tuple[list[str], list[str], list[str]]:
-        """What a complete refresh with ``entries`` would read, hash again and remove
+    def pending(
+        self, entries: list[tuple[str, int, int, int, int]], *, max_bytes: int = _MAX_BYTES, parts: str = "words", complete: bool = True
+    ) -> tuple[list[str], list[str], list[str]]:
+        """What a refresh with ``entries`` would read, hash again and remove
         (``refresh.pending``), unwritten: how far the index is from the tree, before
-        deciding to bring it up to date now."""
-        return self._run(_pending, entries, max_bytes=max_bytes)
+        deciding to bring it up to date now. ``parts="all"``: files whose definitions
+        are still to come count as work too."""
+        return self._run(_pending, entries, max_bytes=max_bytes, parts=parts, complete=complete)
+
+    def outlined(self) -> tuple[int, int]:
+        """``(rows, rows whose definitions are still to come)``: how far a build's second part is."""
+        rows, waiting = self._run(lambda conn: conn.execute("SELECT count(*), count(*) - total(outlined) FROM files").fetchone())
+        return int(rows), int(waiting)
 
     # -- queries -----------------------------------------------------------
 
@@ -366,7 +382,7 @@ class Index:
         if row is None:
             return None
         path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test = row
-        return FileState(path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, bool(is_test))
+        return FileState(path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob.hex() if isinstance(blob, bytes) else blob, skipped, bool(is_test))
 
     def paths(self, under: str = "") -> list[str]:
         """Every path the index has a row for (skipped ones too), sorted."""
