@@ -90,6 +90,8 @@ def plan(code, list_paths: Callable[[], list[str]], entries: Callable[[list[str]
     if not stored:
         return Plan("current", work, removed, n, racy), listed
     if len(work) + len(removed) <= INLINE:
+        if code.index.outlined()[1] > INLINE and code.index.path is not None:  # words current, definitions not: their part of a build
+            start(str(code.repo.root), code.index.path)
         return Plan("current", work, removed, n, racy), listed
     if len(work) >= SPARSE * max(1, n):
         return Plan("quick", work, removed, n, racy), listed
@@ -236,7 +238,7 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             index.on_disk_only = True
             entries = code.entries()  # one listing for both parts
             code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
-            code.refresh(entries=entries, complete=True, progress=ticker("definitions"))
+            code.refresh(entries=entries, complete=True, progress=ticker("definitions"), outline_limit=None)
             if code.last is not None and code.last.analyzed + code.last.outlined > 1000:  # a build, not a few files brought up to date
                 index.compact()
         except StoreUnavailable as exc:

@@ -176,17 +176,23 @@ class CodeIndex:
         entries: list | None = None,
         complete: bool | None = None,
         parts: str = "all",
+        outline_limit: int | None = -1,
     ) -> RefreshStats:
         """Bring the index up to date: with the whole universe (``paths`` None), or
         only with ``paths`` (repo-relative files; others are left as they are),
         or with ``entries`` already statted (``_entries``; a partial listing).
         ``progress``: a line on a terminal (True), or ``progress(done, total)``.
         ``parts``: ``all``, or ``words`` (the definitions left for a later refresh:
-        a build's first part). Words are told again from git's copy of a blob
-        where git holds it (``code.refresh``)."""
+        a build's first part). ``outline_limit``: the most files still to be parsed
+        that this refresh parses (more: all left to the build; None: no limit; the
+        default: ``_INLINE`` for a refresh of the whole universe, none for named
+        paths). Words are told again from git's copy of a blob where git holds it
+        (``code.refresh``)."""
         from .code.analyze import analyze
 
         complete = (paths is None and entries is None) if complete is None else complete
+        if outline_limit == -1:
+            outline_limit = _INLINE if complete else None
         if entries is None:
             entries = self._entries(self.repo.files() if paths is None else paths)
         workers = min(os.cpu_count() or 1, 4) if len(entries) > 200 else 1
@@ -202,6 +208,7 @@ class CodeIndex:
                 parts=parts,
                 recall=self._recall,
                 keeps=self._keeps,
+                outline_limit=outline_limit,
             )
         return self.last
 
@@ -513,7 +520,7 @@ class CodeIndex:
         for entry in entries:
             rel = entry[0]
             state = index.state(rel) if index is not None else None
-            if index is not None and state is not None and state.blob is not None and _row_matches(state, entry):
+            if index is not None and state is not None and state.blob is not None and state.outlined and _row_matches(state, entry):
                 defs = index.definitions(rel)
                 if defs:
                     out[rel] = innermost_lookup(defs)

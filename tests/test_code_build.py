@@ -35,9 +35,24 @@ def test_issue_32_words_only_then_a_lookup_parses_the_file_it_needs(make_repo):
     with Workspace(repo.root) as ws:
         ws.code.refresh(progress=False, parts="words")
         assert ws.code.index.outlined()[1] > 40  # every .py still to be parsed
-        assert ws.locate("retry the handshake when it times out").results[0].path == "pkg/retry.py"  # words are enough
+        hits = ws.grep("return x", path="pkg/m0005.py", mode="content").results
+        assert hits and all(h.symbol and h.symbol.startswith("f5_") for h in hits)  # grep parses a file still to be outlined
         assert [s.qualname for s in ws.outline("pkg/retry.py").results] == ["retry_handshake"]  # parsed on demand
         assert ws.head("pkg/m0003.py", symbol="f3_1").results[0].content.startswith("def f3_1(x):")
+        assert ws.locate("retry the handshake when it times out").results[0].path == "pkg/retry.py"
+
+
+def test_issue_32_a_call_leaves_a_tree_of_definitions_to_the_build(make_repo, monkeypatch):
+    repo = big_repo(make_repo, files=40)
+    monkeypatch.setattr(structure, "_INLINE", 10)
+    monkeypatch.setattr(build, "INLINE", 10)
+    with Workspace(repo.root) as ws:
+        ws.code.refresh(progress=False, parts="words")
+        ws.locate("retry the handshake when it times out")  # words current: no parse of 40 files in the call
+        assert ws.code.index.outlined()[1] > 40 or build.progress(index_file(repo.root)) is not None or ws.code.index.outlined()[1] == 0
+    wait_built(repo.root)  # the definitions' part was started
+    with Workspace(repo.root) as ws:
+        assert ws.code.index.outlined()[1] == 0
 
 
 def test_issue_32_words_of_committed_files_are_told_again_from_git_not_kept(make_repo):

@@ -211,6 +211,7 @@ class Index:
         parts: str = "all",
         recall: Callable[[list[str]], dict[str, bytes]] | None = None,
         keeps: Callable[[], Callable[[str, str], bool] | None] | None = None,
+        outline_limit: int | None = None,
     ) -> RefreshStats:
         """Bring the index up to date with ``entries``.
 
@@ -234,8 +235,8 @@ class Index:
         A complete listing identical to the last one this scope was
         refreshed with, when nothing was written since, is answered without
         comparing rows (``listing_unchanged``). ``parts``, ``recall``,
-        ``keeps``: the words first and the definitions after, and the words
-        told again from git's blobs (``refresh.refresh``). Never raises for
+        ``keeps``, ``outline_limit``: the words first and the definitions after,
+        and the words told again from git's blobs (``refresh.refresh``). Never raises for
         the store's sake (see ``notice``); ``QueryError`` for a bad ``under``.
         """
         bounds = _bounds(under)
@@ -254,6 +255,7 @@ class Index:
             parts=parts,
             recall=recall,
             keeps=keeps,
+            outline_limit=outline_limit,
         )
         return stats if self.notice is None else replace(stats, notice=self.notice)
 
@@ -394,12 +396,12 @@ class Index:
 
     def state(self, path: str) -> FileState | None:
         """What the index holds about ``path`` (its signature, blob, skip), or None."""
-        sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test FROM files WHERE path = ?"
+        sql = "SELECT path, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test, outlined FROM files WHERE path = ?"
         row = self._run(lambda conn: conn.execute(sql, (path,)).fetchone())
         if row is None:
             return None
-        path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test = row
-        return FileState(path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob.hex() if isinstance(blob, bytes) else blob, skipped, bool(is_test))
+        path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob, skipped, is_test, outlined = row
+        return FileState(path_, size, mtime_ns, inode, ctime_ns, indexed_ns, blob.hex() if isinstance(blob, bytes) else blob, skipped, bool(is_test), bool(outlined))
 
     def paths(self, under: str = "") -> list[str]:
         """Every path the index has a row for (skipped ones too), sorted."""

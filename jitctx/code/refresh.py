@@ -507,6 +507,7 @@ def refresh(
     parts: str = "all",
     recall: Callable[[list[str]], dict[str, bytes]] | None = None,
     keeps: Callable[[], Callable[[str, str], bool] | None] | None = None,
+    outline_limit: int | None = None,
 ) -> RefreshStats:
     """Bring the rows for ``entries`` up to date (see the module docstring);
     with ``complete``, also drop the stored paths in ``bounds`` (a path range,
@@ -515,7 +516,9 @@ def refresh(
     git's copies of blobs by id (the words of rows kept without them); ``keeps()``:
     asked once when at least ``KEEPS_MIN`` files are to be read, a test of
     ``(path, blob)``, true when git holds that blob for that path (its words are
-    then not kept: ``recall`` has them)."""
+    then not kept: ``recall`` has them). ``outline_limit``: with ``parts="all"``,
+    the most rows whose definitions are still to come that this refresh parses;
+    more, and it leaves them all to the build (a call does not parse a tree)."""
     started = time.perf_counter()
     entries = entries if isinstance(entries, list) else list(entries)
     key = digest = None
@@ -549,6 +552,10 @@ def refresh(
     else:  # a few paths are looked up by name; many, in one scan of all rows
         few = len(listed) <= 4 * _IN_CHUNK
         rows = _stored(conn, None, list(listed) if few else None, outline=outline)
+    if outline and outline_limit is not None and sum(r[5] == "outline" for r in rows) > outline_limit:
+        rows = [r[:5] + (None,) if r[5] == "outline" else r for r in rows]  # trusted as words-only rows
+        run.parts = "words"
+        digest = None  # not a listing an "all" refresh may vouch for
     work = run.classify(listed, rows)
     run.total = len(work)
     if keeps is not None and len(work) >= KEEPS_MIN:

@@ -127,7 +127,8 @@ class FileState:
     indexed at; ``indexed_ns``: wall clock (ns) just before its bytes were
     read; ``blob``: git blob sha1 (hex) of those bytes, None if never read;
     ``skipped``: None, or one of :data:`SKIP_REASONS`; ``is_test``: the
-    test-path rule's verdict.
+    test-path rule's verdict; ``outlined``: its definitions are stored (False:
+    still to come, a build's second part).
     """
 
     path: str
@@ -139,6 +140,7 @@ class FileState:
     blob: str | None
     skipped: str | None
     is_test: bool
+    outlined: bool = True
 
 
 @dataclass(frozen=True, slots=True)
