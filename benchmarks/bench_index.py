@@ -38,8 +38,13 @@ root = sys.argv[2]
 path = index_file(root)
 marks = {}
 t = time.perf_counter()
+def cpu():
+    me, kids = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    return round(me.ru_utime + me.ru_stime, 1), round(kids.ru_utime + kids.ru_stime, 1)
 def progress(phase, done, total):
-    marks.setdefault(phase + "_started", time.perf_counter() - t)
+    if phase + "_started" not in marks:
+        marks[phase + "_started"] = time.perf_counter() - t
+        marks[phase + "_cpu_at_start"] = cpu()  # the previous part's workers are reaped by then
     marks[phase + "_ended"] = time.perf_counter() - t
 kw = {"progress": progress} if "progress" in inspect.signature(build_here).parameters else {}
 code = build_here(root, path, nice=False, **kw)

@@ -350,7 +350,7 @@ class CodeIndex:
         by_path = {e[0]: e for e in entries}
         parsed: set[str] = set()
         for i in range(0, len(todo), 8):
-            if deadline is not None and time.monotonic() > deadline - 0.3:
+            if i and deadline is not None and time.monotonic() > deadline - 0.3:  # the first files whatever the clock says
                 break
             chunk = [by_path[p] for p in todo[i : i + 8] if p in by_path]
             self.refresh(entries=chunk, complete=False, progress=False)
@@ -373,7 +373,8 @@ class CodeIndex:
     def _defining_files(self, query: str, scope: str, deadline: float | None) -> list[str]:
         """The files with a grammar that grep finds a line in that may define the last part
         of ``query`` (a keyword before it, or an opening parenthesis after it on a line
-        without ``;``: a C/C++/Java definition, not a call statement), most matches first."""
+        without ``;``: a C/C++/Java definition, not a call statement), most matches first,
+        tests last."""
         import re
         import time
 
@@ -387,7 +388,7 @@ class CodeIndex:
         word = re.escape(name) + (r"\w*" if "." not in query else r"\b")  # a dotless query may be a prefix
         keywords = "def|class|struct|union|enum|interface|trait|type|typedef|func|fn|function|namespace|module|mod|macro_rules!|record|define|impl|using"
         pattern = rf"\b(?:{keywords})\b[^\n;]*?\b{word}|(?:^|[^\w.>])~?{word}\s*(?:<[^;\n]*>)?\s*\([^;\n]*$|\b{word}\s*[:=]\s*(?:async\b|function\b|class\b|\()"
-        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.8, 0.3)
+        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.8, 1.0)  # on a loaded machine a later answer, not an empty one
         q = SearchQuery.make(
             pattern=pattern,
             path=scope or ".",
@@ -401,7 +402,10 @@ class CodeIndex:
             res, _ = search(self.repo, self.policy, q)
         except Exception:  # noqa: BLE001 - a partial answer without grep's files is still an answer
             return []
-        return [r.path for r in res.results if getattr(r, "path", None)]
+        from .code.testpaths import is_test_path
+
+        found = [r.path for r in res.results if getattr(r, "path", None)]  # most matches first
+        return sorted(found, key=is_test_path)  # tests last: they call a name more often than they define it
 
     def _symbols_result(self, query: str, scope: str, kind: str | None, found: Lookup) -> Result:
         """The ``symbols`` result of a lookup: hits priced, notices for a cut list, for prefix
