@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import QueryError
-from .policy import Opener
+from .policy import DeniedLink, Opener
 from .redact import Finding, redact_lines
 from .text import decode, is_binary, split_lines
 
@@ -37,6 +37,7 @@ __all__ = [
     "Pick",
     "check_fallbacks",
     "count_memo",
+    "examine",
     "load",
     "pick_instruction",
     "pick_readme",
@@ -163,8 +164,8 @@ class Candidate:
     """One file examined for a directory: the pick or a skipped one, and why.
 
     ``reason`` is ``None`` for the pick, else ``empty``, ``not_a_file``,
-    ``broken_link``, ``outside_root``, ``denied``, ``unreadable`` or
-    ``binary``.
+    ``broken_link``, ``outside_root``, ``denied``, ``unreadable``,
+    ``binary`` or ``too_large``.
     """
 
     path: str  # repo-relative (the name as found, not the link target)
@@ -192,12 +193,15 @@ def _join(rel_dir: str, name: str) -> str:
     return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
 
 
-def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None) -> tuple[Candidate | None, str | None]:
+def examine(
+    opener: Opener, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None, *, max_bytes: int | None = None
+) -> tuple[Candidate | None, str | None]:
     """Look at one candidate name: (candidate or None if absent, warning or None).
 
     ``denied`` is the deny-list test (``PathPolicy.is_denied``): a candidate
     that is, or links to, a denied file is skipped unread; so is one that
-    links out of the root (as ``head`` refuses it).
+    links out of the root (as ``head`` refuses it), and one larger than
+    ``max_bytes`` (``too_large``, unread).
     """
     root = opener.root
     d = root if rel_dir in ("", ".") else root / rel_dir
@@ -236,8 +240,12 @@ def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listin
                 seen = None
             kind = "a directory" if seen is not None and stat.S_ISDIR(seen.st_mode) else "not a regular file"
             return Candidate(rel, real, seen, None, "not_a_file"), f"{rel} is {kind}; skipped"
+        if isinstance(exc, DeniedLink):
+            return Candidate(rel, real, None, None, "denied"), f"{rel} is a hard link to a file on the deny list; skipped, its content is never shown"
         return Candidate(rel, real, None, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
     os.close(fd)
+    if max_bytes is not None and st.st_size > max_bytes:
+        return Candidate(rel, real, st, None, "too_large"), f"{rel} is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit for this kind of file; skipped unread"
     try:
         loaded = load(opener, target, st, budget_tokens)
     except OSError as exc:
@@ -259,13 +267,15 @@ def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> lis
     return out
 
 
-def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None) -> Pick:
+def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None, agents: bool = True) -> Pick:
     """The first non-empty regular file among the names, in precedence order.
 
     ``near_misses`` lists the directory to warn about names that differ only
     in case (``agents.md``); without it only existing names cost a listing.
+    ``agents=False`` leaves ``AGENTS.override.md`` and ``AGENTS.md`` out (the
+    formats setting turned them off): only the fallbacks are looked for.
     """
-    names = (*INSTRUCTION_NAMES, *fallbacks)
+    names = (*(INSTRUCTION_NAMES if agents else ()), *fallbacks)
     listing = None
     warnings: list[str] = []
     if near_misses:
@@ -278,7 +288,7 @@ def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], b
     skipped: list[Candidate] = []
     chosen = None
     for name in names:
-        cand, warning = _examine(opener, rel_dir, name, budget_tokens, listing, denied)
+        cand, warning = examine(opener, rel_dir, name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
@@ -306,7 +316,7 @@ def pick_readme(opener: Opener, budget_tokens: int, *, denied=None) -> Pick:
     skipped: list[Candidate] = []
     warnings: list[str] = []
     for name in order:
-        cand, warning = _examine(opener, ".", name, budget_tokens, listing, denied)
+        cand, warning = examine(opener, ".", name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
