@@ -38,9 +38,11 @@ __all__ = [
     "check_fallbacks",
     "count_memo",
     "examine",
+    "list_dir",
     "load",
     "pick_instruction",
     "pick_readme",
+    "text_digest",
 ]
 
 INSTRUCTION_NAMES = ("AGENTS.override.md", "AGENTS.md")
@@ -73,8 +75,8 @@ class Loaded:
     lines dropped); ``complete`` is false when only the first part of a very
     large file was read (its last, partial line is dropped). ``blob`` is the
     git blob id of the bytes (complete files only). ``redacted``: the secrets
-    replaced in ``lines`` (``redact``). ``counts`` memoises token counts per
-    (tokenizer name, key).
+    replaced in ``lines`` (``redact``). ``counts`` memoises what is derived
+    from the text: token counts per (tokenizer name, key), digests.
     """
 
     size: int
@@ -93,6 +95,27 @@ class Loaded:
     @property
     def is_empty(self) -> bool:
         return self.complete and not any(line.strip() for line in self.lines)
+
+    def digest(self, start: int = 0) -> str:
+        """:func:`text_digest` of ``lines[start:]``, memoised (a warm preload hashes nothing)."""
+        key = ("digest", start)
+        hit = self.counts.get(key)
+        if hit is None:
+            hit = self.counts[key] = text_digest(self.lines[start:])
+        return hit
+
+
+def text_digest(lines: tuple[str, ...] | list[str]) -> str:
+    """What "the same text" means across files and formats: sha256 of the lines,
+    blank lines at either end left out."""
+    import hashlib  # not at start-up
+
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return hashlib.sha256("\n".join(lines[start:end]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read_bytes(opener: Opener, rel: str, limit: int) -> bytes:
@@ -267,23 +290,30 @@ def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> lis
     return out
 
 
-def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None, agents: bool = True) -> Pick:
+def pick_instruction(
+    opener: Opener,
+    rel_dir: str,
+    fallbacks: tuple[str, ...],
+    budget_tokens: int,
+    *,
+    near_misses: bool = False,
+    denied=None,
+    agents: bool = True,
+    listing: set[str] | None = None,
+) -> Pick:
     """The first non-empty regular file among the names, in precedence order.
 
     ``near_misses`` lists the directory to warn about names that differ only
     in case (``agents.md``); without it only existing names cost a listing.
+    ``listing``: the directory's names, when the caller listed it already.
     ``agents=False`` leaves ``AGENTS.override.md`` and ``AGENTS.md`` out (the
     formats setting turned them off): only the fallbacks are looked for.
     """
     names = (*(INSTRUCTION_NAMES if agents else ()), *fallbacks)
-    listing = None
     warnings: list[str] = []
     if near_misses:
-        d = opener.root if rel_dir in ("", ".") else opener.root / rel_dir
-        try:
-            listing = set(os.listdir(d))
-        except OSError:
-            listing = set()
+        if listing is None:
+            listing = list_dir(opener, rel_dir)
         warnings += _near_misses(rel_dir, listing, names)
     skipped: list[Candidate] = []
     chosen = None
@@ -304,12 +334,19 @@ def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], b
     return Pick(rel_dir or ".", chosen, tuple(skipped), tuple(warnings))
 
 
-def pick_readme(opener: Opener, budget_tokens: int, *, denied=None) -> Pick:
-    """The root README: README.md, .rst, .txt or bare; exact case first, then any case."""
+def list_dir(opener: Opener, rel_dir: str) -> set[str]:
+    """The names in a directory of the root (none if it cannot be listed)."""
     try:
-        listing = set(os.listdir(opener.root))
+        return set(os.listdir(opener.root if rel_dir in ("", ".") else opener.root / rel_dir))
     except OSError:
-        listing = set()
+        return set()
+
+
+def pick_readme(opener: Opener, budget_tokens: int, *, denied=None, listing: set[str] | None = None) -> Pick:
+    """The root README: README.md, .rst, .txt or bare; exact case first, then any case
+    (``listing``: the root's names, when the caller listed it already)."""
+    if listing is None:
+        listing = list_dir(opener, ".")
     order = list(README_NAMES)
     lower = {n.lower() for n in README_NAMES}
     order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)

@@ -20,12 +20,11 @@ import threading
 from collections.abc import Callable
 
 from .errors import QueryError
-from .imports import resolve as resolve_imports
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
 from .policy import PathPolicy
 from .redact import redaction_note
 from .refs import Delivered, mtime_of
-from .rules import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules, text_digest
+from .rules import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules
 from .tokens import Tokenizer, fit_lines
 
 __all__ = ["NESTED_TOKENS", "NestedInstructions"]
@@ -148,7 +147,7 @@ class NestedInstructions:
         """Whether ``c``'s file and text were not delivered yet (and now are recorded so)."""
         if c.identity in self._ids:
             return False  # the same file (link) was delivered already
-        digest = text_digest(c.loaded.lines) if c.loaded is not None else None
+        digest = c.loaded.digest() if c.loaded is not None else None
         if digest in self._texts:
             return False  # the same text under another name
         if c.identity is not None:
@@ -210,6 +209,10 @@ class NestedInstructions:
 
     def _imports(self, d: str, c: Candidate) -> list[tuple[str, Candidate, str | None]]:
         """The files a just-delivered instruction file imports, not delivered yet."""
+        if c.loaded is None or not any("@" in line for line in c.loaded.lines):
+            return []
+        from .imports import resolve as resolve_imports  # only for a file that may import one
+
         with self.policy.opener() as opener:
             found, _ = resolve_imports(self.policy, opener, c, NESTED_TOKENS, set(self._ids))
         out: list[tuple[str, Candidate, str | None]] = []

@@ -27,13 +27,12 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .imports import resolve as resolve_imports
-from .instructions import Candidate, Loaded, count_memo, pick_instruction, pick_readme
+from .instructions import Candidate, Loaded, count_memo, list_dir, pick_instruction, pick_readme
 from .policy import PathPolicy
 from .query import check_count
 from .redact import redaction_note
 from .refs import Delivered, mtime_of
-from .rules import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules, text_digest
+from .rules import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules
 from .tokens import Tokenizer, fit_lines
 
 __all__ = ["Covered", "Preload", "PreloadFile", "preload"]
@@ -313,18 +312,25 @@ def check_budgets(budget: object, readme_budget: object) -> tuple[int, int]:
     return _check_budget("budget", budget), _check_budget("readme_budget", readme_budget)
 
 
-@dataclass(slots=True)
 class _Entry:
     """One file the preload considered: the candidate, why it is out (``None``: in),
-    its block, and what it is (``format`` of a rule, ``by`` of an import)."""
+    its block, what it is (``format`` of a rule, ``by`` of an import) and, for a
+    duplicate, its original and whether by text (else the same file, a link).
+    A plain slotted class: a dataclass costs ~1 ms to define at every import."""
 
-    cand: Candidate
-    reason: str | None
-    block: _Block | None = None
-    format: str | None = None
-    by: str | None = None
-    same_as: str | None = None  # a duplicate's original
-    same_text: bool = False  # a duplicate by its text (else: the same file, a link)
+    __slots__ = ("block", "by", "cand", "format", "reason", "same_as", "same_text")
+
+    def __init__(
+        self,
+        cand: Candidate,
+        reason: str | None,
+        block: _Block | None = None,
+        format: str | None = None,
+        by: str | None = None,
+        same_as: str | None = None,
+        same_text: bool = False,
+    ) -> None:
+        self.cand, self.reason, self.block, self.format, self.by, self.same_as, self.same_text = cand, reason, block, format, by, same_as, same_text
 
 
 def preload(
@@ -368,7 +374,7 @@ def preload(
             entries.append(_Entry(c, "duplicate", same_as=seen[c.identity], **what))
             return None
         seen[c.identity] = c.path  # type: ignore[index]
-        digest = text_digest(lines)
+        digest = c.loaded.digest(offset)  # type: ignore[union-attr]  # lines == loaded.lines[offset:]
         if digest in texts:
             entries.append(_Entry(c, "duplicate", same_as=texts[digest], same_text=True, **what))
             return None
@@ -377,8 +383,9 @@ def preload(
         entries.append(_Entry(c, None, b, **what))
         return b
 
+    root_names = list_dir(opener, ".")  # the chain's first pick, the rules and the README look at it
     for d in chain:
-        pick = pick_instruction(opener, d, names, budget, near_misses=True, denied=policy.is_denied, agents="agents" in formats)
+        pick = pick_instruction(opener, d, names, budget, near_misses=True, denied=policy.is_denied, agents="agents" in formats, listing=root_names if d == "." else None)
         warnings += pick.warnings
         entries += [_Entry(s, s.reason) for s in pick.skipped]
         c = pick.chosen
@@ -388,6 +395,10 @@ def preload(
         if b is None:
             continue
         inst.append(b)
+        if not any("@" in line for line in b.lines):
+            continue
+        from .imports import resolve as resolve_imports  # only for a file that may import one
+
         imported, said = resolve_imports(policy, opener, c, budget, set(seen))
         warnings += said
         for imp in imported:
@@ -398,7 +409,7 @@ def preload(
             if ib is not None:
                 inst.append(ib)
 
-    found = find_rules(policy, formats)
+    found = find_rules(policy, formats, root_names)
     warnings += found.warnings
     entries += [_Entry(s, s.reason, format=fmt) for s, fmt in found.skipped]
     for rule in found.scoped("always"):
@@ -411,7 +422,7 @@ def preload(
 
     readme = None
     if readme_budget > 0:
-        rp = pick_readme(opener, max(readme_budget, 1), denied=policy.is_denied)
+        rp = pick_readme(opener, max(readme_budget, 1), denied=policy.is_denied, listing=root_names)
         warnings += rp.warnings
         entries += [_Entry(s, s.reason) for s in rp.skipped]
         c = rp.chosen
@@ -481,7 +492,7 @@ def preload(
                 if loaded.redacted:  # type: ignore[union-attr]
                     warnings.append(redaction_note(c.path, loaded.redacted))  # type: ignore[union-attr]
                 delivered.append(Delivered(c.path, c.real, "preload", named=policy.root / c.path))
-                digests.append(text_digest(block.lines))
+                digests.append(block.cand.loaded.digest(block.offset))  # type: ignore[union-attr]
             if c.identity is not None:
                 identities.append(c.identity)
         out.append(PreloadFile(c.path, size, mtime, whole, included, blob, truncated, reason or "included", note, e.format, e.by))

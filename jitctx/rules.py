@@ -16,17 +16,14 @@ just-in-time record (``nested``).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
 import stat
 import threading
 from collections import OrderedDict
-from dataclasses import dataclass
 from pathlib import Path
 
 from .errors import JitctxError, QueryError
-from .frontmatter import split, split_list
 from .instructions import Candidate, examine
 from .match import compile_glob
 from .policy import PathPolicy
@@ -40,7 +37,6 @@ __all__ = [
     "chain_fallbacks",
     "check_formats",
     "find_rules",
-    "text_digest",
 ]
 
 # the formats, in precedence order: the AGENTS.md chain first (with its CLAUDE.md and
@@ -82,23 +78,12 @@ def chain_fallbacks(fallbacks: tuple[str, ...], formats: tuple[str, ...]) -> tup
     return tuple(n for n in fallbacks if n not in _FALLBACK_FORMAT or _FALLBACK_FORMAT[n] in formats)
 
 
-def text_digest(lines: tuple[str, ...] | list[str]) -> str:
-    """What "the same text" means across formats: sha256 of the lines, blank lines
-    at either end left out."""
-    start, end = 0, len(lines)
-    while start < end and not lines[start].strip():
-        start += 1
-    while end > start and not lines[end - 1].strip():
-        end -= 1
-    return hashlib.sha256("\n".join(lines[start:end]).encode("utf-8", "surrogatepass")).hexdigest()
-
-
 # -- the model ----------------------------------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class Rule:
-    """One rule file.
+    """One rule file (a plain slotted class: a frozen dataclass costs ~3 ms to
+    define, and every preload imports this module; docs/benchmarks.md).
 
     ``path``: repo-relative; ``format``: claude | cursor | copilot | windsurf |
     cline; ``scope``: ``always`` (in the prefix), ``path`` (delivered with the
@@ -106,19 +91,30 @@ class Rule:
     with its ``description``; the agent reads it when it applies); ``cand``:
     the file as examined (stat, loaded text); ``body``: its lines without front
     matter; ``offset``: how many file lines precede ``body`` (a ``head`` reads
-    on at ``offset + k + 1``); ``digest``: :func:`text_digest` of ``body``.
+    on at ``offset + k + 1``); ``digest``: ``instructions.text_digest`` of ``body``;
+    ``pattern``: its globs as one regex (``None``: no globs).
     """
 
-    path: str
-    format: str
-    scope: str
-    globs: tuple[str, ...]
-    description: str | None
-    cand: Candidate
-    body: tuple[str, ...]
-    offset: int
-    digest: str
-    pattern: re.Pattern[str] | None = None
+    __slots__ = ("body", "cand", "description", "digest", "format", "globs", "offset", "path", "pattern", "scope")
+
+    def __init__(
+        self,
+        path: str,
+        format: str,
+        scope: str,
+        globs: tuple[str, ...],
+        description: str | None,
+        cand: Candidate,
+        body: tuple[str, ...],
+        offset: int,
+        digest: str,
+        pattern: re.Pattern[str] | None = None,
+    ) -> None:
+        self.path, self.format, self.scope, self.globs, self.description = path, format, scope, globs, description
+        self.cand, self.body, self.offset, self.digest, self.pattern = cand, body, offset, digest, pattern
+
+    def __repr__(self) -> str:
+        return f"Rule({self.path!r}, {self.format!r}, {self.scope!r}, {self.globs!r})"
 
     @property
     def text(self) -> str:
@@ -133,15 +129,15 @@ class Rule:
         return {"path": self.path, "format": self.format, "scope": self.scope, "globs": list(self.globs), "description": self.description}
 
 
-@dataclass(frozen=True, slots=True)
 class RuleSet:
     """The rule files of a repository in precedence order (format, then path),
     the ones skipped (a ``Candidate`` with its ``reason``, and its format) and
     warnings."""
 
-    rules: tuple[Rule, ...] = ()
-    skipped: tuple[tuple[Candidate, str], ...] = ()
-    warnings: tuple[str, ...] = ()
+    __slots__ = ("rules", "skipped", "warnings")
+
+    def __init__(self, rules: tuple[Rule, ...] = (), skipped: tuple[tuple[Candidate, str], ...] = (), warnings: tuple[str, ...] = ()) -> None:
+        self.rules, self.skipped, self.warnings = rules, skipped, warnings
 
     def scoped(self, scope: str) -> list[Rule]:
         return [r for r in self.rules if r.scope == scope]
@@ -150,12 +146,14 @@ class RuleSet:
 # -- where each format keeps its rules ----------------------------------------------------
 
 
-@dataclass(frozen=True, slots=True)
 class _Source:
-    format: str
-    path: str  # repo-relative, at the root
-    suffixes: tuple[str, ...]  # in a folder: the names read; () a file of its own
-    fixed: str | None = None  # the scope of a file of its own
+    """Where a format keeps rules: ``path`` at the root; in a folder, the names
+    ending with ``suffixes`` (``()``: a file of its own, whose scope is ``fixed``)."""
+
+    __slots__ = ("fixed", "format", "path", "suffixes")
+
+    def __init__(self, format: str, path: str, suffixes: tuple[str, ...], fixed: str | None = None) -> None:
+        self.format, self.path, self.suffixes, self.fixed = format, path, suffixes, fixed
 
 
 _SOURCES = (
@@ -174,10 +172,11 @@ _SOURCES = (
 _ROOTED = {"claude": True, "copilot": True, "cursor": False, "windsurf": False, "cline": False}
 
 
-def find_rules(policy: PathPolicy, formats: tuple[str, ...]) -> RuleSet:
+def find_rules(policy: PathPolicy, formats: tuple[str, ...], root_listing: set[str] | None = None) -> RuleSet:
     """The rule files of the ``formats`` at the root, in precedence order.
 
-    Costs an ``lstat`` per location when a repository has none.
+    Costs an ``lstat`` per location when a repository has none, or nothing when
+    the caller passes the root's names (``root_listing``; the preload lists it).
     """
     sources = [s for s in _SOURCES if s.format in formats]
     if not sources:
@@ -186,8 +185,14 @@ def find_rules(policy: PathPolicy, formats: tuple[str, ...]) -> RuleSet:
     skipped: list[tuple[Candidate, str]] = []
     warnings: list[str] = []
     count = 0
+    root = str(policy.root)
+    if root_listing is not None:
+        sources = [s for s in sources if s.path.partition("/")[0] in root_listing]
+    present = [s for s in sources if os.path.lexists(f"{root}/{s.path}")]  # strings: pathlib's joins cost more than the lstat
+    if not present:
+        return RuleSet()
     with policy.opener() as opener:
-        for source in sources:
+        for source in present:
             for rel_dir, name, listing in _files(policy, source, warnings):
                 if count >= MAX_RULE_FILES:
                     warnings.append(f"more than {MAX_RULE_FILES} rule files; the rest are not read")
@@ -299,6 +304,8 @@ def _rule(cand: Candidate, source: _Source) -> tuple[Rule | None, tuple[str, ...
 
 
 def _parse(cand: Candidate, source: _Source) -> tuple[Rule | None, tuple[str, ...]]:
+    from .frontmatter import split  # only where a rule file exists
+
     lines = cand.loaded.lines  # type: ignore[union-attr]
     fm = split(lines)
     problems = [f"{cand.path}: front matter {p}" for p in fm.problems]
@@ -325,7 +332,7 @@ def _parse(cand: Candidate, source: _Source) -> tuple[Rule | None, tuple[str, ..
         elif scope == "path":
             problems.append(f"{cand.path}: none of its globs can be read; listed to read on request instead")
             scope = "request"
-    return Rule(cand.path, source.format, scope, globs, description, cand, body, start, text_digest(body), pattern), tuple(problems)
+    return Rule(cand.path, source.format, scope, globs, description, cand, body, start, cand.loaded.digest(start), pattern), tuple(problems)  # type: ignore[union-attr]
 
 
 def _text(value) -> str | None:
@@ -336,6 +343,8 @@ def _text(value) -> str | None:
 
 def _scope(source: _Source, fields: dict, path: str) -> tuple[str, tuple[str, ...], str | None]:
     """(scope, globs, description) of a rule file, by its format's front matter."""
+    from .frontmatter import split_list
+
     description = _text(fields.get("description"))
     if source.fixed is not None:
         return source.fixed, (), description
