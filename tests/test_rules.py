@@ -164,3 +164,52 @@ def test_issue_34_text_digest_ignores_blank_lines_at_the_ends():
     from jitctx.instructions import text_digest
 
     assert text_digest(["", "a", "b", "", ""]) == text_digest(["a", "b"]) != text_digest(["a", "", "b"])
+
+
+# -- budget ----------------------------------------------------------------------------------
+
+
+def test_issue_34_an_always_rule_is_cut_visibly_with_its_files_line_numbers(make_repo):
+    r = make_repo("rules_cursor")
+    body = "".join(f"- style point {i}: prefer early returns and small functions.\n" for i in range(300))
+    r.write(".cursor/rules/style.mdc", "---\ndescription: House style\nalwaysApply: true\n---\n# House style\n\n" + body)
+    ws = Workspace(r.root)
+    p = ws.preload(budget=600)
+    assert p.tokens <= 600
+    (style,) = [f for f in p.files if f.path == ".cursor/rules/style.mdc"]
+    assert style.reason == "cut" and style.truncated and style.format == "cursor"
+    marker = next(line for line in p.text.splitlines() if line.startswith("[… .cursor/rules/style.mdc"))
+    kept = int(marker.split("kept lines 5-")[1].split(" ")[0].replace(",", ""))
+    assert marker == f"[… .cursor/rules/style.mdc cut to fit the preload budget: kept lines 5-{kept} of 306; read on with head path=.cursor/rules/style.mdc start={kept + 1}]"
+    # the head call in the marker reads on exactly where the prefix stopped
+    assert ws.head(".cursor/rules/style.mdc", start=kept + 1, n=1).results[0].content.startswith(body.splitlines()[kept - 6])
+    assert any(w.startswith(".cursor/rules/style.mdc was cut to fit budget=600 tokens") for w in p.warnings)
+
+
+def test_issue_34_when_labels_do_not_fit_the_list_goes_first_then_rules_then_imports(make_repo):
+    r = make_repo("rules_all")
+    ws = Workspace(r.root)
+    full = ws.preload(readme_budget=0)
+    sizes = {f.path: f.reason for f in full.files}
+    assert sizes["AGENTS.md"] == sizes["docs/style.md"] == sizes[".cursor/rules/always.mdc"] == "included"
+    tight = ws.preload(budget=full.tokens - 5, readme_budget=0)  # the list of rules on request no longer fits
+    assert "rules to read when they apply" not in tight.text and ".cursor/rules/always.mdc" in tight.text
+    assert any(w.startswith("the list of rules to read on request was left out of the prefix") for w in tight.warnings)
+    reasons = {}
+    for budget in range(tight.tokens, 0, -1):
+        p = ws.preload(budget=budget, readme_budget=0)
+        for f in p.files:
+            if f.reason == "omitted":
+                reasons.setdefault(f.path, budget)
+    # omitted (even the label) in this order as the budget shrinks: the rule, the import, then AGENTS.md
+    assert reasons[".cursor/rules/always.mdc"] > reasons["docs/style.md"] > reasons["AGENTS.md"]
+
+
+def test_issue_34_context_brings_the_rules_of_what_it_located(make_repo):
+    from jitctx.context import context_for_task
+
+    ws = Workspace(make_repo("rules_all").root)
+    ctx = context_for_task(ws, "where is serve defined", budget=6000)
+    assert "Review comments are suggestions." in ctx.text  # the always rule, in the prefix
+    assert "Services log JSON." in ctx.text and "Format with ruff." in ctx.text  # met just in time with the located file
+    assert ctx.text.count("Format with ruff.") == 1  # the cursor copy of the python rule comes once
