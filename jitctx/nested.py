@@ -66,9 +66,10 @@ class NestedInstructions:
         self._done: set[str] = set()  # directories whose file was delivered
         self._ids: set[tuple[int, int]] = set()  # files delivered (prefix or here)
         self._texts: set[str] = set()  # digests of the texts delivered (prefix or here)
-        self._rules: dict[str, str] = {}  # path-scoped rule delivered -> the digest of its text then
+        # path-scoped rule met -> (digest of its text then, identity it delivered, whether this path gave that text)
+        self._rules: dict[str, tuple[str, tuple[int, int] | None, bool]] = {}
         self._lookup: dict[str, tuple[int, Candidate | None]] = {}
-        self._by_path: dict[str, tuple[str, tuple[int, int] | None]] = {}  # delivered path -> (dir, identity)
+        self._by_path: dict[str, tuple[str, tuple[int, int] | None, str | None]] = {}  # delivered path -> (dir, identity, digest)
 
     def _check(self, fallbacks) -> tuple[str, ...]:
         names = check_fallbacks(fallbacks)
@@ -116,11 +117,15 @@ class NestedInstructions:
         """Make these delivered instruction files and rules due again (e.g. after a refresh cleared them as stale)."""
         with self._lock:
             for p in paths:
-                self._rules.pop(p, None)
+                rule = self._rules.pop(p, None)
+                if rule is not None and rule[2]:
+                    self._texts.discard(rule[0])
+                    self._ids.discard(rule[1])
                 hit = self._by_path.pop(p, None)
                 if hit is not None:
                     self._done.discard(hit[0])
                     self._ids.discard(hit[1])
+                    self._texts.discard(hit[2])
                     self._lookup.pop(hit[0], None)
 
     def delivered(self) -> list[str]:
@@ -189,7 +194,7 @@ class NestedInstructions:
                     self._done.add(d)
                     if not self._fresh(c):
                         continue
-                    self._by_path[c.path] = (d, c.identity)
+                    self._by_path[c.path] = (d, c.identity, c.loaded.digest() if c.loaded is not None else None)
                     due.append((d, c, None))
                     due += self._imports(d, c)
             if any(f in TITLES for f in self.formats):
@@ -218,7 +223,7 @@ class NestedInstructions:
         out: list[tuple[str, Candidate, str | None]] = []
         for imp in found:
             if imp.cand.reason is None and self._fresh(imp.cand):
-                self._by_path[imp.cand.path] = (d, imp.cand.identity)
+                self._by_path[imp.cand.path] = (d, imp.cand.identity, imp.cand.loaded.digest() if imp.cand.loaded is not None else None)
                 out.append((d, imp.cand, imp.by))
         return out
 
@@ -227,19 +232,21 @@ class NestedInstructions:
         matching rule not delivered with its current text."""
         out = []
         for rule in find_rules(self.policy, self.formats).scoped("path"):
-            if self._rules.get(rule.path) == rule.digest:
+            was = self._rules.get(rule.path)
+            if was is not None and was[0] == rule.digest:
                 continue
             if rule.path in shown:  # a head of the rule file itself: it was read whole or in part
-                self._rules[rule.path] = rule.digest
+                self._rules[rule.path] = (rule.digest, None, rule.digest not in self._texts)
                 self._texts.add(rule.digest)
                 continue
             matched = next((p for p in paths if rule.matches(p)), None)
             if matched is None:
                 continue
-            again = rule.path in self._rules  # delivered before, changed since
-            self._rules[rule.path] = rule.digest
+            again = was is not None  # delivered before, changed since
             if rule.digest in self._texts or (not again and rule.cand.identity in self._ids):
+                self._rules[rule.path] = (rule.digest, None, False)
                 continue  # the same text, or the same file, was delivered already
+            self._rules[rule.path] = (rule.digest, rule.cand.identity, True)
             self._texts.add(rule.digest)
             if rule.cand.identity is not None:
                 self._ids.add(rule.cand.identity)

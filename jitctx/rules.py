@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import os
 import re
-import stat
 import threading
 from collections import OrderedDict
 from pathlib import Path
@@ -214,35 +213,32 @@ def find_rules(policy: PathPolicy, formats: tuple[str, ...], root_listing: set[s
 
 
 def _files(policy: PathPolicy, source: _Source, warnings: list[str]):
-    """(folder, name, folder listing) of each file a source holds, sorted by path."""
+    """(folder, name, folder listing) of each file a source holds, sorted by path.
+
+    The source is resolved first: a link on the way out of the root (the rule
+    folder, or a folder above it) is skipped with a warning, so no name from
+    outside is ever listed; a link inside the root is followed (the files are
+    shown under their real path).
+    """
     root = policy.root
-    try:
-        st = os.lstat(root / source.path)
-    except OSError:
+    lexical = f"{root}/{source.path}"
+    real = os.path.realpath(lexical)
+    if not policy.inside(real):
+        warnings.append(f"{source.path} is, or is under, a symlink to a folder or file outside the root; skipped, as head refuses it")
         return
-    rel_dir, _, name = source.path.rpartition("/")
-    if not stat.S_ISDIR(st.st_mode) and not stat.S_ISLNK(st.st_mode):
-        if not source.suffixes or source.format == "cline":  # a file of its own (.clinerules may be either)
-            yield rel_dir, name, None
+    rel = policy.relative(Path(real))
+    if ".git" in rel.split("/"):
+        warnings.append(f"{source.path} is a symlink into git's internals; skipped")
         return
-    if stat.S_ISLNK(st.st_mode):
-        real = os.path.realpath(root / source.path)
-        if not policy.inside(real):
-            warnings.append(f"{source.path} is a symlink to a folder or file outside the root; skipped, as head refuses it")
-            return
-        if not os.path.isdir(real):
-            if not source.suffixes or source.format == "cline":
-                yield rel_dir, name, None  # examine follows the link inside the root
-            return
-        start = policy.relative(Path(real))
-        if ".git" in start.split("/"):
-            warnings.append(f"{source.path} is a symlink into git's internals; skipped")
-            return
-    elif not source.suffixes:
-        return  # a folder where a file belongs
-    else:
-        start = source.path
-    yield from _walk(root, start, source.suffixes, 0, warnings, [MAX_RULE_ENTRIES])
+    if os.path.isdir(real):
+        if source.suffixes:  # else a folder where a file belongs
+            yield from _walk(root, rel, source.suffixes, 0, warnings, [MAX_RULE_ENTRIES])
+        return
+    if source.suffixes and source.format != "cline":  # a file where a folder belongs (.clinerules may be either)
+        return
+    # a link itself is examined by its name (``examine`` follows it inside the root); a link above it by the real path
+    rel_dir, _, name = (source.path if os.path.islink(lexical) else rel).rpartition("/")
+    yield rel_dir, name, None
 
 
 def _walk(root: Path, rel_dir: str, suffixes: tuple[str, ...], depth: int, warnings: list[str], left: list[int]):

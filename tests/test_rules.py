@@ -213,3 +213,10 @@ def test_issue_34_context_brings_the_rules_of_what_it_located(make_repo):
     assert "Review comments are suggestions." in ctx.text  # the always rule, in the prefix
     assert "Services log JSON." in ctx.text and "Format with ruff." in ctx.text  # met just in time with the located file
     assert ctx.text.count("Format with ruff.") == 1  # the cursor copy of the python rule comes once
+
+
+def test_issue_34_forget_makes_a_rule_due_again_even_with_the_same_text(make_repo):
+    ws = Workspace(make_repo("rules_all").root)
+    ws.glob("svc/*")
+    ws.nested.forget([".claude/rules/py.md", "svc/GEMINI.md"])
+    assert [i["path"] for i in ws.glob("svc/*").instructions] == ["svc/GEMINI.md", ".claude/rules/py.md"]

@@ -49,7 +49,7 @@ def test_issue_34_hostile_rule_files_are_skipped_with_a_reason(hostile):
     assert reasons[".cursor/rules/hard.mdc"] == "denied"
     assert reasons[".windsurf/rules/bin.md"] == "binary"
     assert reasons[".windsurf/rules/big.md"] == "too_large"
-    assert any(w == ".claude/rules is a symlink to a folder or file outside the root; skipped, as head refuses it" for w in p.warnings)
+    assert ".claude/rules is, or is under, a symlink to a folder or file outside the root; skipped, as head refuses it" in p.warnings
     assert any(w.startswith(".windsurf/rules/big.md is ") and "skipped unread" in w for w in p.warnings)
     # hostile front matter: the anchored trigger and the tagged globs are left out; with neither, a Windsurf rule always applies
     assert "Hostile front matter, plain body." in p.text
@@ -58,6 +58,19 @@ def test_issue_34_hostile_rule_files_are_skipped_with_a_reason(hostile):
     res = ws.glob("**")
     assert SECRET not in str(res.instructions)
     assert {f.get("format") for f in p.to_dict()["files"]} >= {"cursor", "windsurf"}
+
+
+def test_issue_34_a_link_above_a_rule_folder_lists_no_outside_name(make_repo, tmp_path):
+    r = make_repo("rules_cline")
+    outside = tmp_path / "outside-cursor"
+    (outside / "rules").mkdir(parents=True)
+    (outside / "rules" / "outside-name-secret.mdc").write_text(f"---\nalwaysApply: true\n---\n{SECRET}\n")
+    (r.root / ".cursor").symlink_to(outside)
+    (r.root / ".github").symlink_to(outside)
+    p = Workspace(r.root).preload()
+    shown = p.text + "\n".join(p.warnings) + str(p.to_dict()["files"])
+    assert SECRET not in shown and "outside-name-secret" not in shown and str(tmp_path) not in shown
+    assert ".cursor/rules is, or is under, a symlink to a folder or file outside the root; skipped, as head refuses it" in p.warnings
 
 
 def test_issue_34_hostile_repository_on_the_cli_never_a_traceback(hostile, capsys):
