@@ -212,9 +212,9 @@ _HELP = {
     ),
     "session": ("Prints an id; export it as JITCTX_SESSION so later calls share what was shown (re-reads, changes since).", ["export JITCTX_SESSION=$(jitctx session new)"]),
     "index": (
-        "Builds the root's code index now (or brings it up to date), in the foreground: the paths and words every\n"
-        "file gives locate first, then the definitions outline and symbols need. A bar on a terminal, plain lines\n"
-        "otherwise (stderr); a summary on stdout. Calls never wait for it: without it, the index is built in the background.",
+        "Prints the build's progress (a bar on a terminal, plain lines otherwise; stderr), then a summary (stdout).\n"
+        "It builds the paths and words locate needs first, then the definitions outline and symbols need. Calls never\n"
+        "wait for it: without it, the index is built in the background.",
         ["jitctx index", "jitctx index --status", "jitctx index --stop"],
     ),
 }
