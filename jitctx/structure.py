@@ -311,6 +311,11 @@ class CodeIndex:
         much was left (the caller starts the build and says so)."""
         from .code.parse import EXTENSIONS
 
+        scope = "" if under in (".", "") else under
+        query = _dotted(query)
+        rows, waiting = self.index.outlined()
+        if waiting > _INLINE or (rows == 0 and (self.repo.tracked_count() or 0) > _INLINE):  # a build under way, a first call on a big tree: no listing, grep at once
+            return self._symbols_partial(query, scope, kind, limit, None, None, deadline)
         # only files that can hold definitions need to be current for a lookup (a quarter of a
         # large tree): git lists the tracked ones by extension; the others' words wait for
         # locate, whose refresh is complete
@@ -318,8 +323,6 @@ class CodeIndex:
         entries: list = []
         for chunk in self.repo.file_chunks(suffix=suffixes):  # stat tracked files while git walks for the rest
             entries += self._entries(_defining(chunk))
-        scope = "" if under in (".", "") else under
-        query = _dotted(query)
         work, _racy, _ = self.index.pending(entries, max_bytes=_MAX_BYTES, parts="all", complete=False)
         if len(work) > _INLINE:  # racy rows only want a hash again: done inline, as build.plan counts them
             return self._symbols_partial(query, scope, kind, limit, entries, set(work), deadline)
@@ -336,45 +339,58 @@ class CodeIndex:
             found = self.index.find(query, kind=kind, under=scope, limit=limit)
         return self._symbols_result(query, scope, kind, found)
 
-    def _symbols_partial(self, query: str, scope: str, kind: str | None, limit: int, entries: list, behind: set[str], deadline: float | None) -> Result:
+    def _symbols_partial(self, query: str, scope: str, kind: str | None, limit: int, entries: list | None, behind: set[str] | None, deadline: float | None) -> Result:
         """``symbols`` from what can be had at once (see ``symbols``): grep for the lines
         that may define the name, those files parsed now (most matches first, until
         ``deadline``) and written to the index, then the index's answer without the files
-        it is behind on."""
+        it is behind on and without any hit whose file changed since. ``entries`` and
+        ``behind``: the listing and the files it is behind on, when they were listed (a
+        checkout); None: not listed (the index is empty or its definitions are still being
+        built: the rows still to be parsed are what it is behind on)."""
         import time
 
         from .code.rows import Lookup
 
-        held = self._defining_files(query, scope, deadline)
-        todo = [p for p in held if p in behind]
-        by_path = {e[0]: e for e in entries}
+        held, cut = self._defining_files(query, scope, deadline)
+        if behind is None:
+            behind = self.index.unoutlined()
+            known = {e[0]: e for e in self._entries(held)}
+            todo = [p for p in held if p in known and (p in behind or not _row_matches(self.index.state(p), known[p]))]
+            rows = self.index.outlined()[0]
+            listed = self.repo.tracked_count() or rows
+        else:
+            known = {e[0]: e for e in entries or ()}
+            todo = [p for p in held if p in behind]
+            listed = rows = len(entries or ())
         parsed: set[str] = set()
         for i in range(0, len(todo), 8):
             if i and deadline is not None and time.monotonic() > deadline - 0.3:  # the first files whatever the clock says
                 break
-            chunk = [by_path[p] for p in todo[i : i + 8] if p in by_path]
+            chunk = [known[p] for p in todo[i : i + 8] if p in known]
             self.refresh(entries=chunk, complete=False, progress=False)
             parsed.update(e[0] for e in chunk)
         left = behind - parsed
+        not_indexed = len(left) if rows else max(listed - len(parsed), 0)  # nothing indexed yet: the whole tree is behind
         found = self.index.find(query, kind=kind, under=scope, limit=limit + min(len(left), 500))
         kept = tuple(h for h in found.hits if h.path not in left and self._fresh(h.path))
         dropped = len(found.hits) - len(kept)
         found = Lookup(kept[:limit], max(found.total - dropped, len(kept)), found.others, found.others_total)
         res = self._symbols_result(query, scope, kind, found)
-        res.extra["partial"] = {"files_behind": len(left), "files_listed": len(entries), "grep_files": len(held), "parsed_now": len(parsed)}
+        res.extra["partial"] = {"files_behind": not_indexed, "files_listed": listed, "grep_files": len(held), "parsed_now": len(parsed)}
         name = query.rstrip(".").rsplit(".", 1)[-1]
         missed = f"; {len(todo) - len(parsed):,} more files grep finds were not parsed in time" if len(todo) > len(parsed) else ""
+        cut_note = f" (grep stopped at its time cap of {cut:g} s: files it did not reach are missing)" if cut else ""
         res.add_notice(
-            f"{len(left):,} of {len(entries):,} files that can define are not indexed yet: this answer comes from the rest of the index and the"
-            f" {len(held):,} files grep finds that may define {name!r} ({len(parsed):,} parsed now{missed}); it may miss a definition grep's patterns do not show."
+            f"{not_indexed:,} files are not indexed yet: this answer comes from the rest of the index and the"
+            f" {len(held):,} files grep finds that may define {name!r}{cut_note} ({len(parsed):,} parsed now{missed}); it may miss a definition grep's patterns do not show."
         )
         return res
 
-    def _defining_files(self, query: str, scope: str, deadline: float | None) -> list[str]:
+    def _defining_files(self, query: str, scope: str, deadline: float | None) -> tuple[list[str], float | None]:
         """The files with a grammar that grep finds a line in that may define the last part
         of ``query`` (a keyword before it, or an opening parenthesis after it on a line
         without ``;``: a C/C++/Java definition, not a call statement), most matches first,
-        tests last."""
+        tests last; and grep's time cap when it stopped there (else None)."""
         import re
         import time
 
@@ -384,11 +400,11 @@ class CodeIndex:
 
         name = query.rstrip(".").rsplit(".", 1)[-1]
         if not name:
-            return []
+            return [], None
         word = re.escape(name) + (r"\w*" if "." not in query else r"\b")  # a dotless query may be a prefix
         keywords = "def|class|struct|union|enum|interface|trait|type|typedef|func|fn|function|namespace|module|mod|macro_rules!|record|define|impl|using"
         pattern = rf"\b(?:{keywords})\b[^\n;]*?\b{word}|(?:^|[^\w.>])~?{word}\s*(?:<[^;\n]*>)?\s*\([^;\n]*$|\b{word}\s*[:=]\s*(?:async\b|function\b|class\b|\()"
-        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.8, 1.0)  # on a loaded machine a later answer, not an empty one
+        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.6, 1.5)  # on a loaded machine a later answer, not an empty one
         q = SearchQuery.make(
             pattern=pattern,
             path=scope or ".",
@@ -401,11 +417,12 @@ class CodeIndex:
         try:
             res, _ = search(self.repo, self.policy, q)
         except Exception:  # noqa: BLE001 - a partial answer without grep's files is still an answer
-            return []
+            return [], None
         from .code.testpaths import is_test_path
 
         found = [r.path for r in res.results if getattr(r, "path", None)]  # most matches first
-        return sorted(found, key=is_test_path)  # tests last: they call a name more often than they define it
+        cut = remaining if res.notice and "time cap" in res.notice else None
+        return sorted(found, key=is_test_path), cut  # tests last: they call a name more often than they define it
 
     def _symbols_result(self, query: str, scope: str, kind: str | None, found: Lookup) -> Result:
         """The ``symbols`` result of a lookup: hits priced, notices for a cut list, for prefix

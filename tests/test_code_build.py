@@ -94,7 +94,13 @@ def test_issue_30_symbols_answers_without_the_index_and_says_so(make_repo, monke
         res = ws.symbols("locate_thing")
         assert [(s.path, s.qualname) for s in res.results] == [("pkg/deep/where.py", "Finder.locate_thing")]
         assert "not indexed yet" in res.notice and "grep finds" in res.notice and "background" in res.notice
-        assert res.extra["partial"]["files_behind"] > 150
+    wait_built(repo.root)
+    repo.write("pkg/deep/where.py", "class Finder:\n    def locate_thing(self, x, y):\n        return y\n")  # changed since: not answered from its old row
+    with Workspace(repo.root) as ws:
+        ws.code.index._run(lambda conn: conn.execute("UPDATE files SET outlined = 0 WHERE path GLOB 'pkg/m0*'"))  # definitions behind again
+        res = ws.symbols("locate_thing")
+        assert [s.signature for s in res.results] == ["def locate_thing(self, x, y):"] and "not indexed yet" in res.notice
+        assert res.extra["partial"]["grep_files"] >= 1 and res.extra["partial"]["parsed_now"] >= 1
     wait_built(repo.root)
     with Workspace(repo.root) as ws:
         done = ws.symbols("locate_thing")

@@ -285,6 +285,10 @@ class Index:
             except sqlite3.Error:
                 pass  # a smaller store, not a correct one: another time
 
+    def unoutlined(self) -> set[str]:
+        """The paths whose definitions are still to come (a build's second part)."""
+        return {r[0] for r in self._run(lambda conn: conn.execute("SELECT path FROM files WHERE outlined = 0").fetchall())}
+
     def outlined(self) -> tuple[int, int]:
         """``(rows, rows whose definitions are still to come)``: how far a build's second part is."""
         rows, waiting = self._run(lambda conn: conn.execute("SELECT count(*), count(*) - total(outlined) FROM files").fetchone())
