@@ -379,7 +379,7 @@ class CodeIndex:
         res.extra["partial"] = {"files_behind": not_indexed, "files_listed": listed, "grep_files": len(held), "parsed_now": len(parsed)}
         name = query.rstrip(".").rsplit(".", 1)[-1]
         missed = f"; {len(todo) - len(parsed):,} more files grep finds were not parsed in time" if len(todo) > len(parsed) else ""
-        cut_note = f" (grep stopped at its time cap of {cut:g} s: files it did not reach are missing)" if cut else ""
+        cut_note = f" (grep stopped at its time cap of {cut:.1f} s: files it did not reach are missing)" if cut else ""
         res.add_notice(
             f"{not_indexed:,} files are not indexed yet: this answer comes from the rest of the index and the"
             f" {len(held):,} files grep finds that may define {name!r}{cut_note} ({len(parsed):,} parsed now{missed}); it may miss a definition grep's patterns do not show."
