@@ -555,7 +555,8 @@ def refresh(
     if outline and outline_limit is not None and sum(r[5] == "outline" for r in rows) > outline_limit:
         rows = [r[:5] + (None,) if r[5] == "outline" else r for r in rows]  # trusted as words-only rows
         run.parts = "words"
-        digest = None  # not a listing an "all" refresh may vouch for
+        if key is not None:  # a words refresh, in effect: remembered as one (an "all" refresh must not trust it)
+            key = _key(bounds, max_bytes, "words", complete)
     work = run.classify(listed, rows)
     run.total = len(work)
     if keeps is not None and len(work) >= KEEPS_MIN:
