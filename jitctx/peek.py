@@ -16,6 +16,7 @@ from dataclasses import dataclass, replace
 from .errors import PathError
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
+from .redact import key_state, redact_lines, redaction_note
 from .refs import Delivered, Excerpt, Result, mtime_of
 from .render import View, clamp_to_rule, render_text, slim_instructions
 from .repo import Repo
@@ -26,7 +27,21 @@ TYPE_CHECKING = False  # as typing's: importing typing costs ~2 ms of a one-shot
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "cut_line", "fit_excerpt", "peek", "read_head", "read_tail"]
+__all__ = [
+    "COUNT_LIMIT",
+    "MAX_LINE_CHARS",
+    "MAX_LINES",
+    "FileLines",
+    "Span",
+    "add_read_on",
+    "cut_line",
+    "excerpt_result",
+    "file_lines",
+    "fit_excerpt",
+    "peek",
+    "read_head",
+    "read_tail",
+]
 
 MAX_LINE_CHARS = 2000
 COUNT_LIMIT = 8 * 1024 * 1024  # above this, tail (and head) do not count every line
@@ -43,6 +58,7 @@ class Span:
     total_lines: int | None
     replaced: bool
     cut_lines: int  # lines shortened to MAX_LINE_CHARS
+    inside_key: bool = False  # the first line is inside a private-key block that began before it
 
 
 def _clip(raw: bytes, skipped: int = 0) -> tuple[str, bool, bool]:
@@ -96,10 +112,13 @@ def read_head(f: BinaryIO, path: str, size: int, n: int, start: int) -> Span:
     if first != BOM:
         f.seek(0)
     lineno = 0
+    inside = False  # in a private-key block begun before ``start`` (its body is redacted from the first line shown)
     while lineno < start + n - 1:
         raw = f.readline(_LINE_BYTES)
         if not raw:
             break
+        if lineno + 1 < start and (inside or b"PRIVATE KEY" in raw):
+            inside = key_state(raw.decode("utf-8", "replace"), inside)
         skipped = 0
         if not raw.endswith(b"\n") and len(raw) == _LINE_BYTES:
             # a very long line: skip the rest of it without holding it
@@ -121,7 +140,7 @@ def read_head(f: BinaryIO, path: str, size: int, n: int, start: int) -> Span:
     else:
         rest = _count_lines(f, f.tell())
         total = lineno + rest
-    return Span(lines, start, total, replaced, cut)
+    return Span(lines, start, total, replaced, cut, inside)
 
 
 def read_tail(f: BinaryIO, path: str, size: int, n: int) -> Span:
@@ -175,56 +194,124 @@ def read_tail(f: BinaryIO, path: str, size: int, n: int) -> Span:
     return Span(lines, total - len(lines) + 1, total, replaced, cut)
 
 
+@dataclass(frozen=True, slots=True)
+class FileLines:
+    """A whole file's lines as head shows them (decoded, ``\\r`` cleaned, cut at
+    ``MAX_LINE_CHARS`` with head's marker; not redacted): what a session compares and
+    slices. ``replaced``/``cut``: the 1-based numbers of the lines that held invalid
+    UTF-8 / were cut."""
+
+    lines: list[str]
+    replaced: frozenset[int] = frozenset()
+    cut: frozenset[int] = frozenset()
+
+
+def _line_as_read(raw: bytes, newline: bool) -> tuple[str, bool, bool]:
+    """One line (``raw`` without its newline) exactly as :func:`read_head` shows it: the
+    first ``_LINE_BYTES`` of a longer line, the rest counted as skipped bytes."""
+    if len(raw) + newline <= _LINE_BYTES:
+        return _clip(raw)
+    return _clip(raw[:_LINE_BYTES], len(raw) - _LINE_BYTES)
+
+
+def file_lines(data: bytes) -> FileLines:
+    """Every line of ``data`` (a whole file) as :func:`read_head` would show it, in one
+    pass: valid UTF-8 without ``\\r``, BOM characters or long lines is split at C speed;
+    other lines go through head's own per-line rule."""
+    body = data[len(BOM) :] if data.startswith(BOM) else data
+    try:
+        text: str | None = body.decode("utf-8")
+    except UnicodeDecodeError:
+        text = None
+    if text is not None and "\r" not in text and "\ufeff" not in text:
+        lines = text.split("\n")
+        if lines[-1] == "":
+            lines.pop()
+        if not lines or max(map(len, lines)) <= MAX_LINE_CHARS:
+            return FileLines(lines)
+    raws = body.split(b"\n")
+    last_newline = raws[-1] == b""
+    if last_newline:
+        raws.pop()
+    out: list[str] = []
+    replaced, cut = set(), set()
+    for k, raw in enumerate(raws, 1):
+        shown, rep, was_cut = _line_as_read(raw, k < len(raws) or last_newline)
+        out.append(shown)
+        if rep:
+            replaced.add(k)
+        if was_cut:
+            cut.add(k)
+    return FileLines(out, frozenset(replaced), frozenset(cut))
+
+
 def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Result, Delivered]:
     """Run head or tail: the excerpt with its notices, and the file it delivered.
 
     The file is opened through the policy's opener after the path is checked:
     what is read is the file that was checked (a symlink swapped in since is
-    refused), and its size and mtime are the opened file's.
+    refused), and its size and mtime are the opened file's. Secrets are redacted
+    here, with the state of a private-key block begun above the first line shown.
     """
-    tool = "head" if isinstance(q, HeadQuery) else "tail"
     target = policy.resolve(q.path, want="file")
     try:
         with policy.opener() as opener:
             f, st = opener.open(target.path)
-    except DeniedLink:
-        raise PathError(
-            f"path {q.path!r} is a hard link to a file on the deny list; its content is never shown",
-            path=q.path,
-            reason="denied",
-            hint="secrets files (.env, keys) are withheld by policy",
-        ) from None
     except OSError as exc:
-        if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
-            raise PathError(f"path {q.path!r} changed while it was being read", path=q.path, reason="changed", hint="read it again") from None
-        if exc.errno == errno.EINVAL:
-            raise PathError(f"path {q.path!r} is not a regular file", path=q.path, reason="not_a_file") from None
-        raise PathError(f"path {q.path!r} cannot be read: {exc.strerror}", path=q.path, reason="unreadable") from None
+        raise open_error(q.path, exc) from None
     size = st.st_size
     with f:
         span = read_head(f, target.path, size, q.n, q.start) if isinstance(q, HeadQuery) else read_tail(f, target.path, size, q.n)
+    shown, findings, _ = redact_lines(span.lines, inside_key=span.inside_key)
+    res = excerpt_result(q, target.path, size, mtime_of(st), replace(span, lines=shown), ignored=repo.is_ignored(target.path))
+    if findings:
+        first = span.start_line if span.start_line is not None else 1
+        res.add_notice(redaction_note(target.path, findings, first))
+    return res, Delivered(target.path, target.real, "read")
+
+
+def open_error(path: str, exc: OSError) -> PathError:
+    """The error for a file that could not be opened for head or tail."""
+    if isinstance(exc, DeniedLink):
+        return PathError(
+            f"path {path!r} is a hard link to a file on the deny list; its content is never shown",
+            path=path,
+            reason="denied",
+            hint="secrets files (.env, keys) are withheld by policy",
+        )
+    if exc.errno in (errno.ELOOP, errno.ENOTDIR, errno.ENOENT):
+        return PathError(f"path {path!r} changed while it was being read", path=path, reason="changed", hint="read it again")
+    if exc.errno == errno.EINVAL:
+        return PathError(f"path {path!r} is not a regular file", path=path, reason="not_a_file")
+    return PathError(f"path {path!r} cannot be read: {exc.strerror}", path=path, reason="unreadable")
+
+
+def excerpt_result(q: HeadQuery | TailQuery, path: str, size: int, mtime: float, span: Span, *, ignored: bool) -> Result:
+    """A head or tail Result holding ``span`` as its excerpt, with head's notices (an
+    empty file, a start past the end, lines not counted, replaced or cut lines)."""
+    tool = "head" if isinstance(q, HeadQuery) else "tail"
     content = "".join(line + "\n" for line in span.lines)
     end = span.start_line + len(span.lines) - 1 if span.start_line is not None else None
-    excerpt = Excerpt(target.path, size, mtime_of(st), span.start_line, end, span.total_lines, content, ignored=repo.is_ignored(target.path), replaced=span.replaced)
+    excerpt = Excerpt(path, size, mtime, span.start_line, end, span.total_lines, content, ignored=ignored, replaced=span.replaced)
     res = Result(tool, [excerpt], total=1)
     if q.notice:
         res.add_notice(q.notice)
     if not span.lines and span.total_lines == 0:
-        res.add_notice(f"{target.path} is empty: nothing to read.")
+        res.add_notice(f"{path} is empty: nothing to read.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is not None and q.start > span.total_lines:
-        res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end: {path} has {span.total_lines:,} lines; read the end with tail path={path}.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is None:
-        res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end of {path}; read the end with tail path={path}.")
     if span.total_lines is None and span.lines:
         if tool == "tail":
-            res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
+            res.add_notice(f"{path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
         else:
-            res.add_notice(f"{target.path} is over 8 MiB, so total_lines was not counted.")
+            res.add_notice(f"{path} is over 8 MiB, so total_lines was not counted.")
     if span.replaced:
         res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
     if span.cut_lines:
         res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
-    return res, Delivered(target.path, target.real, "read")
+    return res
 
 
 def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:

@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["KEY_MARK", "Finding", "key_block_lines", "looks_like_key_body", "redact_lines", "redact_result", "redact_text", "redaction_note"]
+__all__ = ["KEY_MARK", "Finding", "key_block_lines", "key_state", "looks_like_key_body", "redact_lines", "redact_result", "redact_text", "redaction_note"]
 
 KEY_MARK = "[redacted: private key]"
 
@@ -65,6 +65,16 @@ def key_block_lines(lines: list[str]) -> set[int]:
     return out
 
 
+def key_state(line: str, inside: bool) -> bool:
+    """Whether the text is inside a private-key block after ``line``, given whether it was
+    before it (``inside``): a reader that skips lines keeps this, so lines it shows later
+    from inside a block are redacted although their BEGIN line is not shown."""
+    if inside:
+        return _END.search(line) is None
+    begin = _BEGIN.search(line)
+    return begin is not None and _END.search(line, begin.end()) is None
+
+
 class Finding:
     """One redaction: ``what`` was found at 1-based ``line`` (of the text given)."""
 
@@ -107,6 +117,8 @@ def redact_lines(lines: Iterable[str], *, inside_key: bool = False) -> tuple[lis
     run = 0  # base64-looking lines just before this one: a key's body when an END line follows
     for k, line in enumerate(lines, 1):
         if inside_key:
+            if k == 1:  # the block began before these lines: its part here is a finding of its own
+                findings.append(Finding(1, "private key"))
             out.append(KEY_MARK)
             if _END.search(line):
                 inside_key = False
