@@ -314,9 +314,10 @@ def excerpt_result(q: HeadQuery | TailQuery, path: str, size: int, mtime: float,
     return res
 
 
-def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
+def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None, *, asked: tuple[int, int] | None = None) -> Result:
     """Keep whole lines (the first ones for head, the last ones for tail) so that
-    the whole rendered result, read-on call included, fits ``max_tokens``.
+    the whole rendered result, read-on call included, fits ``max_tokens``
+    (``asked``: see :func:`add_read_on`).
 
     The rendered text is what is priced, so the cap holds exactly (a result
     whose fixed parts alone exceed it keeps no line, and says so).
@@ -339,7 +340,7 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = 
             out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))], truncated=True)
             which = "the last " if from_end else ""
             out.add_notice(f"cut to {which}{k:,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
-        add_read_on(out)
+        add_read_on(out, asked)
         return out
 
     def priced(k: int) -> str:
@@ -352,14 +353,20 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = 
     return cut(fit_lines(tokenizer.count, lines, max_tokens, priced) or 0)
 
 
-def add_read_on(res: Result) -> None:
+def add_read_on(res: Result, asked: tuple[int, int] | None = None) -> None:
     """The call that reads past a head/tail excerpt, from the lines it shows
-    (after any token cut: it names the lines actually shown)."""
+    (after any token cut: it names the lines actually shown). ``asked``: the lines
+    the read asked for, when the excerpt shows only part of them because the caller
+    holds the rest (a session's re-read): reading on starts past them, unless cut."""
     e = res.results[0]
+    whole = asked is not None and not res.truncated
     if res.tool == "head" and e.end_line is not None and e.content:
-        if e.total_lines is not None and e.end_line < e.total_lines:
-            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")
+        end = max(e.end_line, asked[1]) if whole and asked is not None else e.end_line
+        if e.total_lines is not None and end < e.total_lines:
+            res.add_notice(f"{e.total_lines - end:,} more lines; read on with head path={e.path} start={end + 1}.")
         elif e.total_lines is None and res.truncated:
-            res.add_notice(f"read on with head path={e.path} start={e.end_line + 1}.")
-    elif res.tool == "tail" and e.start_line is not None and e.start_line > 1:
-        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")
+            res.add_notice(f"read on with head path={e.path} start={end + 1}.")
+    elif res.tool == "tail" and e.start_line is not None:
+        start = min(e.start_line, asked[0]) if whole and asked is not None else e.start_line
+        if start > 1:
+            res.add_notice(f"{start - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")
