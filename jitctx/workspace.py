@@ -426,25 +426,55 @@ class Workspace:
         gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
         return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"
 
-    def current(self, call) -> bool | None:
-        """Whether what a jitctx tool call returned is still current: for head, tail and
-        outline of a file this session delivered, ``False`` when the file changed since,
-        else ``True``; ``None`` when it cannot be told (other tools, other files). The
-        ``is_current`` of :func:`jitctx.compact.compact`."""
+    def current(self, call, content: str | None = None) -> bool | None:
+        """Whether what a jitctx tool call returned is still current; the ``is_current`` of
+        :func:`jitctx.compact.compact`, which passes the result's ``content``.
+
+        With ``content`` (head, tail, outline in a session): judged by that content itself,
+        the text or JSON the caller kept: every line it shows is the file's line now (an
+        excerpt's numbered lines, a diff's new side), the lines a note vouched for are
+        still held as they are now, an outline's rows are the outline now. Without it, for
+        a file this session delivered: ``False`` when the file changed since the latest
+        delivery, else ``True``. ``None`` when it cannot be told (other tools, other
+        files, nothing in the content to judge, a file over 8 MiB or binary)."""
         import json
 
         from .errors import JitctxError
 
-        if getattr(call, "name", None) not in ("head", "tail", "outline") or self._ledger is None:
+        if getattr(call, "name", None) not in ("head", "tail", "outline"):
             return None
         try:
             args = json.loads(call.arguments or "{}")
             rel = self.policy.resolve(str(args["path"]), want="any").path
         except (ValueError, KeyError, TypeError, JitctxError):
             return None
-        if not any(d.path == rel for d in self.ledger.deliveries()):
+        rr = self._rereads
+        if content is not None and rr is not None:
+            if call.name == "outline":
+                return self._outline_current(rel, args, content)
+            return rr.current(rel, content)
+        if self._ledger is None or not any(d.path == rel for d in self.ledger.deliveries()):
             return None
         return not any(s["path"] == rel for s in self.stale())
+
+    def _outline_current(self, rel: str, args: dict, content: str) -> bool | None:
+        """An outline's text against the outline of the file now: the same rows, or not."""
+        from .errors import JitctxError
+        from .render import render_text
+
+        rows = [ln for ln in content.split("\n") if ln and not ln.startswith(("==>", "["))]
+        rr = self._rereads
+        if "outline unchanged since shown" in content and rr is not None:
+            got, now = rr.outlines.get(rel), rr.now(rel)
+            return None if got is None or now is None else got[3] == now.sha256
+        if not rows:
+            return None
+        try:
+            limit = args.get("limit", 500)
+            fresh = render_text(self.code.outline(rel, limit=limit if isinstance(limit, int) else 500), view=self.view)
+        except (JitctxError, OSError):
+            return False
+        return rows == [ln for ln in fresh.split("\n") if ln and not ln.startswith(("==>", "["))]
 
     # -- notes (issue 22) ------------------------------------------------------------------
 

@@ -191,3 +191,51 @@ def test_issue_29_head_symbol_says_deleted_since_and_names_its_own_clamp(make_re
             assert exc.reason == "not_found" and "deleted since it was shown at turn 1" in exc.message
         else:
             raise AssertionError("no error")
+
+
+# -- compaction: "still current" judges the placeholder's own content ------------------------
+
+
+def _run_hint(w, call: str):
+    """Run a placeholder's fetch-again call (tool-argument syntax) through the tool surface."""
+    from jitctx.tools import dispatch
+
+    name, *words = call.split(" ")
+    args = {}
+    for word in words:
+        k, v = word.split("=", 1)
+        args[k] = True if v == "true" else False if v == "false" else int(v) if v.isdigit() else v
+    return dispatch(name, args, workspace=w)
+
+
+def test_issue_29_compaction_judges_each_result_and_fetch_again_returns_the_text(make_repo):
+    import json
+
+    from jitctx.compact import compact
+    from jitctx.sources import Message, ToolCall
+
+    repo, w = _ws(make_repo)
+    history = [Message("user", "read f.py")]
+    with w:
+
+        def call(cid, **args):
+            c = ToolCall(cid, "head", json.dumps({"path": "f.py", **args}))
+            history.append(Message("assistant", "", (c,)))
+            history.append(Message("tool", render_text(w.head("f.py", **args)), tool_call_id=cid))
+
+        call("c1", n=40)  # lines 1-40
+        repo.write("f.py", LINES.replace("line 5\n", "line five\n"))
+        call("c2", n=40)  # only line 5: the rest is as shown
+        call("c3", start=100, n=5)  # untouched lines
+        history.append(Message("user", "go on"))
+        done = compact(history, 0, keep_recent=0, is_current=w.current)
+        verdicts = {c.tool_call_id: c.current for c in done.cleared}
+        assert verdicts == {"c1": False, "c2": True, "c3": True}  # c1 holds the old line 5
+        text = {c.tool_call_id: done.messages[c.index].content for c in done.cleared}
+        assert "changed since: fetch again with head path=f.py n=40 force=true" in text["c1"]
+        for c in done.cleared:
+            again = _run_hint(w, c.call)
+            assert not again.is_error and "content" in again.data["results"][0], again.text  # the text, not a note
+        repo.write("f.py", LINES)  # line 5 back as c1 showed it
+        assert w.current(ToolCall("c1", "head", '{"path": "f.py", "n": 40}'), history[2].content) is True
+        assert w.current(ToolCall("c2", "head", '{"path": "f.py", "n": 40}'), history[4].content) is False
