@@ -239,3 +239,22 @@ def test_issue_29_compaction_judges_each_result_and_fetch_again_returns_the_text
         repo.write("f.py", LINES)  # line 5 back as c1 showed it
         assert w.current(ToolCall("c1", "head", '{"path": "f.py", "n": 40}'), history[2].content) is True
         assert w.current(ToolCall("c2", "head", '{"path": "f.py", "n": 40}'), history[4].content) is False
+
+
+def test_issue_29_context_task_reports_staleness(make_repo, capsys):
+    import json
+
+    from jitctx.adapters.cli import main
+    from jitctx.context import context_for_task
+
+    repo = make_repo("basic")
+    with Workspace(repo.root) as w:
+        w.head("src/app.py", n=5)
+        turn = w.turn
+        repo.write("src/app.py", (repo.root / "src/app.py").read_text() + "\n# changed\n")
+        ctx = context_for_task(w, "make greet shout", budget=3000)
+        assert [s["path"] for s in ctx.stale or ()] == ["src/app.py"] and ctx.to_dict()["stale"][0]["change"] == "changed"
+        assert "[stale] src/app.py: changed since you read it" in ctx.text
+        assert w.turn == turn + 1  # one call, however many reads it made
+    assert main(["context", "--task", "make greet shout", "--root", str(repo.root), "--json"]) == 0
+    assert json.loads(capsys.readouterr().out)["stale"] == []
