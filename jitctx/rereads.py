@@ -291,13 +291,18 @@ class Rereads:
         text or JSON as the caller kept it) is still true of the file: every numbered line
         it shows (an excerpt's, a diff's new side) is the file's line now, and the lines an
         unchanged note vouched for are held as they are now. ``None``: nothing in it to judge,
-        or the file cannot be judged here (binary, over 8 MiB)."""
+        or the file cannot be judged here (binary, over 8 MiB).
+
+        The answer is being cleared from the caller's window (compaction asks only about
+        those): the lines it showed are no longer counted as held, so a later read shows
+        them again rather than a note pointing at text the caller no longer has."""
         from .errors import PathError
         from .reread import same_lines, spans, uncovered
 
         held, claims = _held(content)
         if not held and not claims:
             return None
+        self._let_go(rel, held)
         try:
             now = self.now(rel)
         except PathError:
@@ -321,6 +326,29 @@ class Rereads:
             if any(uncovered(spans(carry), a, b) for a, b in claims):
                 return False
         return True
+
+    def _let_go(self, rel: str, held: dict[int, str]) -> None:
+        """Lines ``held`` (number -> text as shown) are gone from the caller's window: those it
+        holds as recorded are held no more (a line shown again by a later answer still in its
+        window is let go too: it is shown once more, never claimed without being there)."""
+        seen = self.shown.get(rel)
+        if seen is None or not held:
+            return
+        lines = seen.lines()
+        drop = {k for k, text in held.items() if lines is None or (k <= len(lines) and lines[k - 1] == text)}
+        kept: Known = []
+        for s, e, t in seen.known:
+            run = None
+            for k in range(s, e + 1):
+                if k in drop:
+                    if run is not None:
+                        kept.append((run, k - 1, t))
+                        run = None
+                elif run is None:
+                    run = k
+            if run is not None:
+                kept.append((run, e, t))
+        seen.known = kept
 
     def forget(self, rel: str) -> None:
         self.shown.forget(rel)

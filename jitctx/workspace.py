@@ -439,13 +439,17 @@ class Workspace:
         files, nothing in the content to judge, a file over 8 MiB or binary)."""
         import json
 
-        from .errors import JitctxError
+        from .errors import JitctxError, PathError
 
         if getattr(call, "name", None) not in ("head", "tail", "outline"):
             return None
         try:
             args = json.loads(call.arguments or "{}")
             rel = self.policy.resolve(str(args["path"]), want="any").path
+        except PathError as exc:  # gone since: its content is judged (not current) and let go
+            if exc.reason != "not_found" or not isinstance(args, dict):
+                return None
+            rel = os.path.normpath(str(args["path"])).replace(os.sep, "/")
         except (ValueError, KeyError, TypeError, JitctxError):
             return None
         rr = self._rereads

@@ -65,6 +65,17 @@ class Memory:
                 known[int(got.group(1))] = got.group(2)
             self._end(path, _int(lines.group(3) or lines.group(4)))
 
+    def forget(self, text: str) -> None:
+        """An answer was cleared from the window (compaction): the lines it showed, where what
+        is known is still its text, are known no more."""
+        shown = Memory()
+        shown.take(text)
+        for path, lines in shown.files.items():
+            known = self.files.get(path, {})
+            for k, line in lines.items():
+                if known.get(k) == line:
+                    del known[k]
+
     def _end(self, path: str, total: int) -> None:
         known = self.files.get(path, {})
         for k in [k for k in known if k > total]:
