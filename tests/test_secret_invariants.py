@@ -100,3 +100,126 @@ def test_issue_29_a_hard_link_to_a_denied_file_answers_nothing_over_mcp(linked):
         return got
 
     _same(anyio.run(main))
+
+
+# -- secrets planted in ordinary files -------------------------------------------------------
+
+AWS_BODY = "QWERTYUIOPASDFGH"
+GH_BODY = "Zx9" * 12
+KEY_LINES = [f"MIIE{c * 60}" for c in "ABCDEFG"]
+CREDS = (
+    '"""Settings."""\n'
+    f'AWS_KEY = "AKIA{AWS_BODY}"\n'
+    "\n"
+    f'def connect(token="ghp_{GH_BODY}"):\n'
+    "    return token\n"
+    "\n"
+    'PEM = """\n'
+    "-----BEGIN RSA PRIVATE KEY-----\n" + "".join(ln + "\n" for ln in KEY_LINES) + "-----END RSA PRIVATE KEY-----\n"
+    '"""\n'
+)
+LEAKS = (AWS_BODY, GH_BODY, *(ln[4:30] for ln in KEY_LINES))
+
+
+def _clean(text: str, where: str) -> None:
+    for leak in LEAKS:
+        assert leak not in text, (where, leak, text)
+
+
+@pytest.fixture
+def planted(make_repo):
+    repo = make_repo("code")
+    repo.write("creds.py", CREDS)
+    repo.commit("creds")
+    return repo
+
+
+def test_issue_29_a_planted_secret_is_never_shown_by_a_session(planted):
+    from jitctx.compact import compact
+    from jitctx.context import context_for_task
+    from jitctx.sources import Message, ToolCall
+
+    repo = planted
+    history: list[Message] = [Message("user", "look at the settings")]
+    with Workspace(repo.root) as w:
+
+        def show(name, res, args):
+            text = render_text(res) + json.dumps(res.to_dict())
+            _clean(text, f"{name} {args}")
+            cid = f"c{len(history)}"
+            history.append(Message("assistant", "", (ToolCall(cid, name, json.dumps(args)),)))
+            history.append(Message("tool", render_text(res), tool_call_id=cid))
+
+        reads = [{"path": "creds.py"}, {"path": "creds.py", "start": 10, "n": 3}, {"path": "creds.py", "start": 9, "n": 1}, {"path": "creds.py", "start": 2, "n": 1}]
+        for round_ in range(3):
+            for args in reads:
+                show("head", w.head(**args), args)
+            show("tail", w.tail("creds.py", n=6), {"path": "creds.py", "n": 6})
+            for pattern in ("AKIA", "ghp_", "PRIVATE", "MIIE", "token"):
+                for mode, ctx in (("content", 0), ("content", 3), ("files", 0), ("count", 0)):
+                    for backend in ("rg", "python"):
+                        show("grep", w.grep(pattern, mode=mode, context=ctx, backend=backend), {"pattern": pattern})
+            show("outline", w.outline("creds.py", force=True), {"path": "creds.py"})
+            show("symbols", w.symbols("connect"), {"query": "connect"})
+            old = (repo.root / "creds.py").read_text()
+            repo.write("creds.py", f"# edit {round_}\n" + old.replace("return token", f"return token  # {round_}"))  # lines move: diffs next round
+        show("notes", w.notes("add", f"the key is AKIA{AWS_BODY}", paths=["creds.py"]), {"action": "add"})
+        show("notes", w.notes("list"), {"action": "list"})
+        show("notes", w.notes("read", id=1), {"action": "read", "id": 1})
+        assert any("the diff against what was shown" in m.content for m in history if m.role == "tool")
+        # a call that itself holds a secret, then compaction of everything
+        cid = "cx"
+        history.append(Message("assistant", "", (ToolCall(cid, "grep", json.dumps({"pattern": f"AKIA{AWS_BODY}"})),)))
+        history.append(Message("tool", render_text(w.grep(f"AKIA{AWS_BODY}")), tool_call_id=cid))
+        done = compact(history, 0, keep_recent=0, is_current=w.current)
+        assert len(done.cleared) > 20
+        for m in done.messages:
+            if m.role == "tool":
+                _clean(m.content, "placeholder")
+        assert all(AWS_BODY not in c.call for c in done.cleared)
+        ctx = context_for_task(w, "connect token settings", budget=6000)
+        _clean(ctx.text + json.dumps(ctx.to_dict()), "context --task")
+
+
+def test_issue_29_a_planted_secret_is_never_shown_through_the_cli_and_mcp(planted, capsys):
+    from jitctx.adapters.cli import main
+
+    root = str(planted.root)
+    for argv in (
+        ["head", "creds.py"],
+        ["head", "creds.py", "--start", "10", "-n", "2"],
+        ["tail", "creds.py", "-n", "4"],
+        ["grep", "AKIA", "--json"],
+        ["grep", "MIIE", "-C", "2"],
+        ["grep", "ghp_", "--mode", "count"],
+        ["outline", "creds.py"],
+        ["symbols", "connect", "--json"],
+        ["context", "--task", "connect token settings"],
+    ):
+        main([*argv, "--root", root])
+        got = capsys.readouterr()
+        _clean(got.out + got.err, " ".join(argv))
+    pytest.importorskip("mcp")
+    import anyio
+    from mcp import Client
+
+    from jitctx.adapters.mcp import build_server
+
+    app = build_server(workspace=Workspace(planted.root, max_tokens=4000))
+
+    async def run():
+        out = []
+        async with Client(app.server) as c:
+            for name, args in (
+                ("head", {"path": "creds.py"}),
+                ("head", {"path": "creds.py", "start": 9, "n": 2}),
+                ("grep", {"pattern": "MIIE", "context": 1}),
+                ("outline", {"path": "creds.py"}),
+                ("symbols", {"query": "connect"}),
+            ):
+                res = await c.call_tool(name, args)
+                out.append(json.dumps(res.structured_content) + "".join(getattr(x, "text", "") for x in res.content))
+        return out
+
+    for text in anyio.run(run):
+        _clean(text, "mcp")
