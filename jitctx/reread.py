@@ -139,17 +139,19 @@ def same_lines(known: Known, old: list[str], new: list[str]) -> Known:
     return _normal(out)
 
 
-def diff_since(old: list[str], new: list[str], path: str, known: Known, turn: int, *, upto: int | None = None) -> tuple[str, int, Known]:
+def diff_since(old: list[str], new: list[str], path: str, known: Known, turn: int, *, upto: int | None = None) -> tuple[str, int, Known, bool]:
     """``old`` -> ``new`` (lines without ends) as a unified diff headed by ``path`` (3 lines
     of context; hunk headers carry the new text's line numbers), and what a caller holding
     ``known`` of ``old`` can rebuild of ``new`` after reading it.
 
     ``upto``: only the hunks that start at or before that line of the new text (what a
     read up to it needs). Returns the diff (empty when no hunk is kept), how many hunks were
-    left out after ``upto``, and the lines known after: held lines in unchanged blocks at
+    left out after ``upto``, the lines known after: held lines in unchanged blocks at
     their new numbers (with the turns that showed them) and every line a kept hunk shows
     (context and added lines, at ``turn``), up to the line before the first change left
-    out (a reader cannot place lines past it)."""
+    out (a reader cannot place lines past it); and whether every old line the kept hunks
+    show (context and removed) is held: a diff says "as shown", so one over lines the
+    caller was not shown (or holds from an older version) must not be given."""
     sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
     ops = list(sm.get_opcodes())  # before grouping: get_grouped_opcodes trims the cached list in place
     groups = list(sm.get_grouped_opcodes(3))
@@ -168,7 +170,9 @@ def diff_since(old: list[str], new: list[str], path: str, known: Known, turn: in
     if left:
         out = clip(out, 1, next(op[3] for op in left[0] if op[0] != "equal"))
     if not kept:
-        return "", len(left), out
+        return "", len(left), out, True
+    held = spans(known)
+    shown = all(not uncovered(held, g[0][1] + 1, g[-1][2]) for g in kept if g[-1][2] > g[0][1])
     text = [f"--- a/{path} (as shown)\n", f"+++ b/{path} (now)\n"]
     for g in kept:
         i1, i2, j1, j2 = g[0][1], g[-1][2], g[0][3], g[-1][4]
@@ -179,7 +183,7 @@ def diff_since(old: list[str], new: list[str], path: str, known: Known, turn: in
                 continue
             text += [f"-{ln}\n" for ln in old[x1:x2]]
             text += [f"+{ln}\n" for ln in new[y1:y2]]
-    return "".join(text), len(left), out
+    return "".join(text), len(left), out, shown
 
 
 def _span(start: int, end: int) -> str:

@@ -179,8 +179,8 @@ class Rereads:
         part = missing[0] if len(missing) == 1 and missing[0] != (a, b) else None
         part_cost = self._count(text(*part)) if part is not None else lines_cost
         if changed and old is not None and seen is not None:
-            diff, later, after = diff_since(old, new, rel, seen.known, turn, upto=None if q.diff else b)
-            whole = bool(diff) and not uncovered(spans(after), a, b)
+            diff, later, after, over_shown = diff_since(old, new, rel, seen.known, turn, upto=None if q.diff else b)
+            whole = bool(diff) and over_shown and not uncovered(spans(after), a, b)
             cost = self._count(diff) if whole else 0
             if whole and (q.diff or cost < part_cost) and (cap is None or cost <= cap):
                 turns = tuple(sorted({t for _, _, t in seen.known})) or (seen.last_turn,)
@@ -193,7 +193,12 @@ class Rereads:
             if q.diff and not whole:
                 never = uncovered(spans(after), a, b)
                 said = ", ".join(_range(s, e) for s, e in never[:5])
-                note = f"no diff can rebuild lines {said} (not shown before, or past the hunks): the lines, as asked." if diff else "the lines, as asked."
+                if diff and never:
+                    note = f"no diff can rebuild lines {said} (not shown before, or past the hunks): the lines, as asked."
+                elif diff:
+                    note = "the diff would cover lines you were not shown as they were: the lines, as asked."
+                else:
+                    note = "the lines, as asked."
                 return self._lines(q, now, a, b, carry, seen, changed, ignored, note)
         if part is not None:
             s, e = part
@@ -290,8 +295,9 @@ class Rereads:
         """Whether what an earlier head or tail answer about ``rel`` holds (``content``: its
         text or JSON as the caller kept it) is still true of the file: every numbered line
         it shows (an excerpt's, a diff's new side) is the file's line now, and the lines an
-        unchanged note vouched for are held as they are now. ``None``: nothing in it to judge,
-        or the file cannot be judged here (binary, over 8 MiB).
+        unchanged note vouched for are held as they are now (else ``None``: a note holds no
+        text to compare). ``None``: nothing in it to judge, or the file cannot be judged here
+        (binary, over 8 MiB).
 
         The answer is being cleared from the caller's window (compaction asks only about
         those): the lines it showed are no longer counted as held, so a later read shows
@@ -324,7 +330,7 @@ class Rereads:
             else:
                 carry = same_lines(seen.known, old, lines)
             if any(uncovered(spans(carry), a, b) for a, b in claims):
-                return False
+                return None  # no longer held as they are (changed since, or let go): the note's own words cannot be judged
         return True
 
     def _let_go(self, rel: str, held: dict[int, str]) -> None:

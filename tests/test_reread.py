@@ -219,16 +219,17 @@ def test_issue_22_known_lines_after_a_diff_follow_insertions_and_deletions():
     old = [str(i) for i in range(1, 21)]
     deleted = old[:4] + old[7:]  # three lines gone: old 8-20 are new 5-17
     after = lambda new, ranges, **kw: spans(diff_since(old, new, "a.txt", _known(ranges), 9, **kw)[2])  # noqa: E731
+    assert diff_since(old, deleted, "a.txt", _known([(1, 10)]), 9)[3] and not diff_since(old, deleted, "a.txt", _known([(15, 20)]), 9)[3]  # the hunk's old lines 2-10
     assert after(deleted, [(1, 10)]) == [(1, 7)]  # old 1-4 and 8-10, the hunk's context lines
     assert after(deleted, [(15, 20)]) == [(2, 7), (12, 17)]  # the hunk shows its context: new 2-7
     inserted = old[:5] + ["x", "y"] + old[5:]  # two lines in: old 6-20 are new 8-22
     assert after(inserted, [(1, 10)]) == [(1, 12)]  # old 1-10 plus the two shown in the diff
     assert after(inserted, [(15, 20)]) == [(3, 10), (17, 22)]
-    assert diff_since(old, old, "a.txt", [], 2) == ("", 0, [])
+    assert diff_since(old, old, "a.txt", [], 2) == ("", 0, [], True)
     late = [*old[:17], "18!", *old[18:]]
-    text, left, known = diff_since(old, late, "a.txt", _known([(1, 20)]), 2, upto=10)
+    text, left, known, _ = diff_since(old, late, "a.txt", _known([(1, 20)]), 2, upto=10)
     assert (text, left) == ("", 1) and spans(known) == [(1, 17)]  # the change is past line 10: placed up to it
-    text, left, known = diff_since(old, [old[0], "2!", *late[2:]], "a.txt", _known([(1, 20)]), 2, upto=10)
+    text, left, known, _ = diff_since(old, [old[0], "2!", *late[2:]], "a.txt", _known([(1, 20)]), 2, upto=10)
     assert left == 1 and "+2!" in text and "18!" not in text and "@@ -1,5 +1,5 @@" in text
     assert spans(known) == [(1, 17)] and (1, 5, 2) in known  # the hunk's lines at the diff's turn, the rest at theirs
 

@@ -258,3 +258,23 @@ def test_issue_29_context_task_reports_staleness(make_repo, capsys):
         assert w.turn == turn + 1  # one call, however many reads it made
     assert main(["context", "--task", "make greet shout", "--root", str(repo.root), "--json"]) == 0
     assert json.loads(capsys.readouterr().out)["stale"] == []
+
+
+def test_issue_29_a_diff_is_only_over_lines_shown(make_repo):
+    """Lines held from an older version at the numbers a hunk would cover: no diff ("as shown" would lie)."""
+    from session_model import Memory
+
+    repo, w = _ws(make_repo, "a\nb\nc\n")
+    mem = Memory()
+    with w:
+        mem.take(render_text(w.head("f.py", n=40)))  # v1: 3 lines
+        v2 = [f"v2 line {i}" for i in range(1, 32)]
+        repo.write("f.py", "".join(ln + "\n" for ln in v2))
+        mem.take(render_text(w.head("f.py", start=26, n=23)))  # lines 1-3 of v1 are still what it holds up there
+        mem.take(render_text(w.head("f.py", start=10, n=35)))
+        v3 = [v2[0], "new", *v2[3:]]  # a change at the top, over lines held only from v1
+        repo.write("f.py", "".join(ln + "\n" for ln in v3))
+        res = w.head("f.py", start=10, n=35, diff=True)
+        mem.take(render_text(res))
+        assert mem.contradictions == 0 and not isinstance(only(res), Diff)
+        assert mem.check("f.py", 10, 30, v3) == (0, 0)
