@@ -169,6 +169,48 @@ def call_text(call: ToolCall) -> str:
     return text
 
 
+_REREADS = ("head", "tail", "outline")  # a session answers these with a note when it showed the content before
+
+
+def _refetch(call: ToolCall) -> ToolCall:
+    """The call that fetches a cleared result again. For a jitctx read (head, tail,
+    outline) it carries ``force=true``: a session would otherwise answer that the content
+    is unchanged since shown, pointing at the very result being cleared."""
+    if call.name not in _REREADS:
+        return call
+    try:
+        args = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        return call
+    if not isinstance(args, dict) or args.get("force") is True:
+        return call
+    return replace(call, arguments=json.dumps({**args, "force": True}))
+
+
+def _shown_call(call: ToolCall) -> str:
+    """The fetch-again call as a placeholder shows it: never a secret a call's arguments
+    held (then it is named by id, as a long call is)."""
+    from .redact import redact_text
+
+    text = call_text(_refetch(call))
+    if redact_text(text)[1]:
+        name = call.name if call.name.isprintable() and not any(ch.isspace() for ch in call.name) else json.dumps(call.name, ensure_ascii=False)
+        return f"{redact_text(name)[0]} with the arguments of call {redact_text(call.id)[0]} above"
+    return text
+
+
+def _asks_content(fn: Callable) -> bool:
+    """Whether ``is_current`` takes the result's content as a second argument."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
 def _placeholder(tokens: int, current: bool | None, call: str) -> str:
     return f"[... result cleared: {tokens:,} tokens, {_CURRENCY[current]} fetch again with {call}]"
 
@@ -205,7 +247,7 @@ def compact(
     *,
     keep_recent: int = DEFAULT_KEEP_RECENT,
     tokenizer: Tokenizer | None = None,
-    is_current: Callable[[ToolCall], bool | None] | None = None,
+    is_current: Callable[..., bool | None] | None = None,
 ) -> Compaction:
     """Clear old tool results, oldest first, until ``history`` fits ``budget`` tokens.
 
@@ -215,11 +257,16 @@ def compact(
     (an integer >= 0), counted as the assembler prices its ``[History]``
     items. The ``keep_recent`` most recent tool results are kept whole;
     results already cleared, and results no longer than their placeholder,
-    are left as they are. ``is_current(call)`` says whether a result is
+    are left as they are. ``is_current(call)``, or ``is_current(call,
+    content)`` when it takes two arguments (``content``: the result being
+    cleared; ``Workspace.current`` judges it), says whether a result is
     still current (``True``), changed since (``False``) or unknown
     (``None``; also when no callback is given); it is asked only about the
-    results cleared. ``tokenizer``: any ``Tokenizer`` (default: the shared
-    cl100k one). Deterministic: the same input gives the same output.
+    results cleared. The placeholder's call fetches the content again: a
+    jitctx read (head, tail, outline) carries ``force=true``, since a session
+    would answer it with a note pointing at the result just cleared.
+    ``tokenizer``: any ``Tokenizer`` (default: the shared cl100k one).
+    Deterministic: the same input gives the same output.
     """
     budget = check_count("budget", budget, minimum=0, hint="pass the tokens the history may take, e.g. budget=20000")[0]
     keep_recent = check_count("keep_recent", keep_recent, minimum=0, hint=f"pass how many recent tool results stay whole, e.g. keep_recent={DEFAULT_KEEP_RECENT}")[0]
@@ -227,6 +274,7 @@ def compact(
         raise QueryError(
             f"is_current must be a function of the tool call or None, got {type(is_current).__name__}", hint="pass e.g. is_current=lambda call: None", field="is_current"
         )
+    with_content = is_current is not None and _asks_content(is_current)
     tok = tokenizer if tokenizer is not None else get_tokenizer()
     msgs = _messages(history)
     sources = _groups(msgs)
@@ -261,13 +309,13 @@ def compact(
         g, k = where[n]
         named = groups[g][k]
         call = next(c for c in groups[g][0].tool_calls if c.id == m.tool_call_id)
-        shown = call_text(call)
+        shown = _shown_call(call)
         tokens_before = message_cost(named)
         # Priced with the longest currency wording before the callback is
         # asked, so it is asked only about results that are cleared.
         if max(message_cost(replace(named, content=_placeholder(tokens_before, c, shown))) for c in _CURRENCY) >= tokens_before:
             continue
-        current = is_current(call) if is_current is not None else None
+        current = None if is_current is None else is_current(call, m.content) if with_content else is_current(call)
         if current is not None and not isinstance(current, bool):
             raise QueryError(f"is_current must return True, False or None, got {current!r} for call {call.id!r}", hint="return None when currency is unknown", field="is_current")
         text = _placeholder(tokens_before, current, shown)

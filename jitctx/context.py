@@ -194,8 +194,31 @@ def context_for_task(
     are warnings (the prefix stays as rendered until ``ws.refresh()``). A
     failing preload or search is a warning in the report; the rest goes on.
     The report's ``located`` is the number of files that matched the task
-    (0: nothing did; the window says so).
+    (0: nothing did; the window says so). Files the session delivered that
+    changed since are in the window (``[Context]``) and the report's ``stale``.
     """
+    from contextlib import nullcontext
+
+    with ws.call() if hasattr(ws, "call") else nullcontext():  # one call of the session: its reads are part of it
+        return _context_for_task(
+            ws, task, budget, config=config, system=system, history=history, notes=notes, use_preload=use_preload, use_notes=use_notes, cwd=cwd, tokenizer=tokenizer
+        )
+
+
+def _context_for_task(
+    ws,
+    task: str,
+    budget: int = 16000,
+    *,
+    config: AssembleConfig | None = None,
+    system: str = DEFAULT_SYSTEM,
+    history: Any = (),
+    notes: Any = (),
+    use_preload: bool = True,
+    use_notes: bool = True,
+    cwd: str | None = None,
+    tokenizer=None,
+) -> Context:
     budget = check_budget(budget)
     cfg = config if config is not None else AssembleConfig()
     task_src = task_source(task)
@@ -205,6 +228,11 @@ def context_for_task(
     warnings.extend(hist_warnings)
     said: list[str] = []  # what the read-next line reports besides the evidence
 
+    try:
+        stale = ws.stale()  # before this call reads anything: what changed since the caller was shown it
+    except Exception as exc:  # advisory: the window is still delivered
+        warnings.append(f"could not check for stale files: {type(exc).__name__}: {exc}")
+        stale = []
     pre_sources: list[Source] = []
     if use_preload:
         try:
@@ -215,11 +243,6 @@ def context_for_task(
             pre_sources = preload_source(pre)
         except Exception as exc:  # tolerated: the window goes on without the prefix
             warnings.append(f"source preload failed: {type(exc).__name__}: {exc}")
-        try:
-            stale = ws.stale()
-        except Exception as exc:  # advisory: the prefix is still delivered
-            warnings.append(f"preload: could not check for stale files: {type(exc).__name__}: {exc}")
-            stale = []
         for s in stale:
             if s.get("kind") == "preload":
                 warnings.append(f"preload: {s['path']} {s.get('change', 'changed')} since the prefix was rendered; refresh to re-render it")
@@ -254,6 +277,10 @@ def context_for_task(
         note_sources += _kept_notes(ws, task, warnings)
     base: list[Any] = [system_source(system)] if system else []
     base += [*pre_sources, *note_sources, *hist]
+    if stale:  # as every result says it: files the caller was shown that changed since
+        from .render import stale_line
+
+        base.append(Source("stale", "context", "".join(stale_line(s) + "\n" for s in stale), relevance=1.0, priority=200, label="stale (changed since shown)"))
 
     def window(next_text: str) -> Context:
         extra = [Source("read-next", "context", next_text, relevance=1.0, priority=100, label="read next (not in this window)")] if next_text else []
@@ -261,7 +288,7 @@ def context_for_task(
 
     if found is None or not located:
         what = "no file matches the task's terms" if found is not None else "the task could not be located"
-        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints, or search with grep.\n" + _said(said)), located)
+        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints, or search with grep.\n" + _said(said)), located, stale)
     # Room for the read-next block is held while the evidence is chosen: the
     # widest lines it could list, then what is really left out.
     widest = sorted(candidates, key=lambda c: -len(c[1]))
@@ -279,9 +306,9 @@ def context_for_task(
                 break
             again = window(_next_text(left, summary, most) if summary or most else "")
         if {e.source for e in again.evicted} - {"read-next"} == out - {"read-next"}:
-            return _with_located(again, located)
+            return _with_located(again, located, stale)
         ctx = again
-    return _with_located(ctx, located)
+    return _with_located(ctx, located, stale)
 
 
 def _kept_notes(ws, task: str, warnings: list[str]) -> list[Source]:
@@ -331,7 +358,7 @@ def _summary(regions: int, tokens: int, files: int, found, said: list[str]) -> s
     return "; ".join(parts) if parts else ""
 
 
-def _with_located(ctx: Context, located: int) -> Context:
+def _with_located(ctx: Context, located: int, stale: list[dict] | None = None) -> Context:
     from dataclasses import replace
 
-    return replace(ctx, located=located)
+    return replace(ctx, located=located, stale=tuple(stale) if stale is not None else ctx.stale)

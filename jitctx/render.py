@@ -116,7 +116,8 @@ def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
         where = f"last {n:,} lines"
     else:
         numbers = range(e.start_line, e.start_line + len(e.lines))
-        where = f"lines {e.start_line:,}-{e.end_line:,} of {e.total_lines:,}" if e.lines else f"0 lines shown of {e.total_lines:,}"
+        of = f" of {e.total_lines:,}" if e.total_lines is not None else ", total not counted"  # over 8 MiB: the notice says so
+        where = f"lines {e.start_line:,}-{e.end_line:,}{of}" if e.lines else f"0 lines shown{of}"
     tokens = f", {e.tokens:,} tokens" if e.tokens is not None else ""
     flags = " [ignored]" if e.ignored else ""
     head = f"==> {show_name(view.path(e.path))} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="

@@ -209,7 +209,7 @@ def test_cli_context_json_is_the_report(repo, capsys):
     code = cli.main(["context", "--task", "make greet shout", "--budget", "3000", "--root", str(repo.root), "--json"])
     d = json.loads(capsys.readouterr().out)
     assert code == 0
-    assert list(d) == ["kind", "text", "tokens", "budget", "reserve", "available", "stable_tokens", "prefix_hash", "sections", "evicted", "cut", "warnings", "located"]
+    assert list(d) == ["kind", "text", "tokens", "budget", "reserve", "available", "stable_tokens", "prefix_hash", "sections", "evicted", "cut", "warnings", "located", "stale"]
     assert (d["budget"], d["reserve"], d["available"]) == (3000, 300, 2700)
     tok = Workspace(repo.root).tokenizer
     assert d["tokens"] == tok.count(d["text"]) == sum(s["tokens"] for s in d["sections"]) <= 2700
