@@ -29,6 +29,11 @@ class View:
     def hint(self, text: str) -> str:
         return text
 
+    def calls(self, text: str) -> str:
+        """A prefix's or a window's ``text`` with the calls its own lines name (cut markers,
+        ``==> ... <==`` labels, the read-next block) in this view's syntax; file content as it is."""
+        return text
+
 
 _AS_IS = View()
 
@@ -188,7 +193,7 @@ def stale_line(s: dict, view: View = _AS_IS) -> str:
 def _instruction(i: dict, view: View = _AS_IS) -> str:
     path, folder = show_name(view.path(i["path"])), show_name(view.path(i.get("dir", ".")))
     if i.get("content") is not None:
-        return f"[instructions] {path} applies to files under {folder}/:\n{i['content'].rstrip()}"
+        return f"[instructions] {path} applies to files under {folder}/:\n{view.calls(i['content'].rstrip())}"
     return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
 
 
@@ -309,5 +314,5 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     if len(kept) == len(items):
         return result
     out = replace(result, results=kept, truncated=True)
-    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens}; raise max_tokens, or narrow the request (offset/limit/path).")
+    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens}; raise max_tokens, or narrow the request.")
     return out

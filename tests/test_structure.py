@@ -68,7 +68,7 @@ def test_outline_of_a_file_without_grammar_says_so_and_exits_1(code, capsys, mon
     assert res.results == [] and "no outline for .xyz files" in res.notice
     monkeypatch.chdir(code.root)
     assert main(["outline", "notes.xyz"]) == 1
-    assert "use grep" in capsys.readouterr().out
+    assert "read it with jitctx head notes.xyz" in capsys.readouterr().out
 
 
 def test_outline_refuses_folders_and_denied_files(repo):

@@ -302,7 +302,7 @@ def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsy
         out = capsys.readouterr().out
         assert ("Prints " in out or "Serves " in out) and "exit status:" in out, name
         assert ("examples:" in out) or name == "mcp", name
-        if name in ("watch", "tools", "mcp"):
+        if name in ("tools", "mcp", "session"):
             assert "--json" not in out, name
     with pytest.raises(SystemExit):
         main(["tools", "--help"])
