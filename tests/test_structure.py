@@ -168,7 +168,7 @@ def test_grep_content_matches_carry_their_symbol(code, capsys, monkeypatch):
     assert res.to_dict()["results"][0]["symbol"] == "Rational.__add__"
     monkeypatch.chdir(code.root)
     assert main(["grep", "a % b", "--mode", "content"]) == 0
-    assert "rational.py:47 [gcd]:" in capsys.readouterr().out
+    assert "rational.py\n47 [gcd]:" in capsys.readouterr().out
 
 
 def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):

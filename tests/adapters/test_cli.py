@@ -275,7 +275,7 @@ def test_issue_15_cli_max_tokens_caps_the_printed_text_from_a_subfolder(repo, ca
 
 def test_issue_15_cli_context_flags_imply_content_mode(repo, capsys):
     code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--root", str(repo.root))
-    assert code == 0 and "src/util/helpers.py:1" in out and "src/util/helpers.py-2-" in out
+    assert code == 0 and "src/util/helpers.py\n1 [greet]:" in out and "\n2-" in out
     code, out, _ = run(capsys, "grep", "def greet", "-C", "1", "--mode", "files", "--root", str(repo.root))
     assert "src/util/helpers.py:1:" not in out and "1 match" in out
 
