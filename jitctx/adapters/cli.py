@@ -312,7 +312,7 @@ def _tools_parser(sub, name: str) -> None:
 
 
 def _mcp_parser(sub, name: str) -> None:
-    p = _sub(sub, name, "serve glob, grep, head, tail over MCP (stdio)")
+    p = _sub(sub, name, "serve the tools glob, grep, head, tail, outline, symbols, locate, notes over MCP (stdio)")
     _common(p, json=False, server=False)
 
 

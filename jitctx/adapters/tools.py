@@ -1,4 +1,4 @@
-"""Tool specs for agents: glob, grep, head, tail as schemas, and ``dispatch``.
+"""Tool specs for agents: the tools (``TOOLS``: glob, grep, head, tail, outline, symbols, locate, notes) as schemas, and ``dispatch``.
 
 Owns the tools (each a name, a description and the Query whose fields
 are its arguments: the schema and the argument checks are derived from those
