@@ -13,7 +13,7 @@ import sys
 
 from .. import __version__
 
-__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main"]
+__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main", "subparser"]
 
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
 
@@ -344,7 +344,7 @@ _SUBCOMMANDS = {
 }
 
 
-def _subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+def subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
     """The parser of ``command`` (the top-level one when there is none)."""
     for action in parser._subparsers._group_actions if parser._subparsers is not None else ():
         found = getattr(action, "choices", None) or {}
@@ -669,7 +669,7 @@ def _main(argv: list[str] | None) -> int:
     if extra:  # refused with the subcommand's own usage, as argparse does for its other errors
         if early is not None:
             early.close()  # the listing started for a call that will not run
-        _subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
+        subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     if hasattr(sys.stdout, "reconfigure"):
         # file names that are not UTF-8 print as their own bytes, as ls does
         sys.stdout.reconfigure(errors="surrogateescape")

@@ -81,3 +81,10 @@ def test_issue_33_notes_delete_exits_0_and_ids_are_never_reused(repo, capsys):
 def test_issue_33_notes_usage_lists_the_actions(capsys):
     code, _, err = run(capsys, "notes", "shout")
     assert code == 2 and "invalid choice: 'shout'" in err and "{add,list,read,delete}" in err
+
+
+def test_issue_33_serve_refuses_an_unknown_argument_with_its_usage(capsys):
+    from jitctx.server import main as serve_main
+
+    assert serve_main(["serve", "--status", "--bogus"]) == 2
+    assert capsys.readouterr().err.startswith("usage: jitctx serve ")
