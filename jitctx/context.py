@@ -21,9 +21,11 @@ as a part, its whole read call listed to read next.
 
 What did not fit. After the window is assembled, a ``read next`` block (in
 ``[Context]``) lists the best candidates left out, each with the call that
-reads it and its cost (``jitctx head src/x.py --symbol Foo.bar  # 340
-tokens``), and one line counts what was left out (regions, files, tokens;
-the preload's cut). The block is priced in before the evidence is chosen
+reads it, in tool-argument syntax, and its cost (``head path=src/x.py
+symbol=Foo.bar  # 340 tokens``; the CLI shows it as a command line:
+``View.calls``), and one line counts what was left out (regions, files,
+tokens; the preload's cut) with the ``locate`` call that lists the files not
+ranked. The block is priced in before the evidence is chosen
 (room for ``NEXT_LINES`` lines is held), so the window stays within its
 budget. No file matching the task: the window says so and ``located`` is 0.
 

@@ -116,3 +116,21 @@ def test_issue_33_mcp_help_names_every_tool(capsys):
         main(["mcp", "--help"])
     out = capsys.readouterr().out
     assert all(t in out for t in TOOLS)
+
+
+def test_issue_33_every_help_example_parses():
+    """Each subcommand's help examples use options it takes (no usage error)."""
+    from jitctx.adapters.cli import _HELP
+
+    checked = 0
+    for name, (_, examples) in _HELP.items():
+        for example in examples:
+            for part in re.split(r"\$\(|\)", example):
+                words = shlex.split(part, comments=True)
+                if not words or words[0] != "jitctx":
+                    continue
+                parser = build_parser(words[1])
+                args, extra = parser.parse_known_args(words[1:])
+                assert not extra and args.command == words[1], f"jitctx {name} --help: {example!r} leaves {extra}"
+                checked += 1
+    assert checked >= 20

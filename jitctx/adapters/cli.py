@@ -215,7 +215,7 @@ _EXITS_FOR = {
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
     "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop) or one already runs, 2 error",
-    "session": "exit status: 0",
+    "session": "exit status: 0, or 2 for a usage error",
 }
 
 

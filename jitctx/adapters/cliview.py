@@ -6,8 +6,10 @@ fixed_strings=true``, ``raise limit``) into what a shell user types
 (``jitctx head app.py --start 68``, ``pass --fixed-strings``, ``raise
 --limit``), and printing repo-relative paths relative to the working
 directory, as rg and git grep do, so a printed path pastes back into the
-same shell. Tool and MCP callers see the canonical form (they speak tool
-arguments and have no working directory). Does not own what a result holds
+same shell. The calls on jitctx's own lines of a prefix or a window (cut
+markers, labels, the read-next block) are translated too (``calls``); the
+file content around them is not. Tool and MCP callers see the canonical
+form (they speak tool arguments and have no working directory). Does not own what a result holds
 or how it is laid out (``render``).
 """
 
