@@ -182,3 +182,23 @@ def test_issue_33_an_id_is_never_given_twice(ws):
     with open(old, "w") as f:
         json.dump({"version": 1, "notes": [{"id": 7, "text": "old", "created": 0}]}, f)
     assert store.add("e").id == 8
+
+
+def test_issue_30_a_passing_read_fault_moves_nothing(ws, monkeypatch):
+    """Too many open files, a permission: an error naming the file; the notes stay where they are."""
+    import errno
+
+    repo, w = ws
+    w.notes("add", "kept")
+    real_open = os.open
+
+    def busy(path, *a, **k):
+        if str(path) == notes_file(str(repo.root)):
+            raise OSError(errno.EMFILE, "Too many open files", path)
+        return real_open(path, *a, **k)
+
+    with monkeypatch.context() as m, pytest.raises(QueryError) as info:
+        m.setattr(os, "open", busy)
+        w.notes("list")
+    assert "Too many open files" in info.value.message and notes_file(str(repo.root)) in info.value.message
+    assert [n.text for n in w.notes("list").results] == ["kept"]
