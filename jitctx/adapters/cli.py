@@ -155,8 +155,9 @@ _HELP = {
         ["jitctx glob '**/*.py' src", "jitctx glob '*.md' --sort path", "jitctx glob 'src/**' --include-ignored --limit 20"],
     ),
     "grep": (
-        "Prints matching files with match counts (--mode files), matching lines as path:line:text (content;\n"
-        "-A/-B/-C imply it), or files by match count, most first (count). Paged with --limit/--offset.",
+        "Prints matching files with match counts (--mode files), matching lines under each file's path as\n"
+        "line:text, as rg --heading (content; -A/-B/-C imply it), or files by match count, most first (count).\n"
+        "Paged with --limit/--offset.",
         ["jitctx grep 'def main' -g '*.py'", "jitctx grep TODO src -C 2", "jitctx grep -F 'a.b(' --mode count"],
     ),
     "head": ("Prints the lines numbered, under a header with the file's line count, size, age and tokens.", ["jitctx head README.md", "jitctx head src/app.py --start 120 -n 40"]),
