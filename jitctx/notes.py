@@ -130,15 +130,14 @@ class NoteStore:
         except FileNotFoundError:
             return [], 1
         except OSError as exc:
-            if exc.errno not in (errno.EINVAL, errno.ELOOP):  # not a passing fault (permissions, too many open files): said, nothing moved
+            if exc.errno not in (errno.EINVAL, errno.ELOOP):  # a passing fault (permissions, too many open files): said, nothing moved
                 raise QueryError(f"the notes file {self.path} cannot be read ({_why(exc)})", hint=f"check that {self.path} is yours and readable; nothing was changed") from None
-            aside = self._set_aside(exc)  # a link or a FIFO where the file should be: never followed, set aside
-            self.notice = f"the notes file could not be read ({_why(exc)}) and was kept as {aside}; new notes start a new file"
-            return [], 1
-        except (ValueError, TypeError, KeyError) as exc:
-            aside = self._set_aside(exc)
-            self.notice = f"the notes file could not be read ({_why(exc)}) and was kept as {aside}; new notes start a new file"
-            return [], 1
+            bad: BaseException = exc  # a link or a FIFO where the file should be: never followed, set aside
+        except (ValueError, TypeError, KeyError) as exc:  # not notes: set aside
+            bad = exc
+        aside = self._set_aside(bad)
+        self.notice = f"the notes file could not be read ({_why(bad)}) and was kept as {aside}; new notes start a new file"
+        return [], 1
 
     def _set_aside(self, exc: BaseException) -> str:
         """Move the unreadable notes file to a name no other one has; its new path."""
