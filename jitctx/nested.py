@@ -16,6 +16,7 @@ import threading
 from collections.abc import Callable
 
 from .errors import QueryError
+from .hints import call
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
 from .policy import PathPolicy
 from .redact import redaction_note
@@ -172,7 +173,7 @@ class NestedInstructions:
             def render(k: int) -> str:
                 kept = "".join(line + "\n" for line in lines[:k])
                 of = f"of {len(lines):,}" if loaded.complete else f"of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-                return kept + f"[… {c.path} cut to {NESTED_TOKENS:,} tokens: kept lines 1-{k:,} {of}; read on with head path={c.path} start={k + 1}]\n"
+                return kept + f"[… {c.path} cut to {NESTED_TOKENS:,} tokens: kept lines 1-{k:,} {of}; read on with {call('head', path=c.path, start=k + 1)}]\n"
 
             k = fit_lines(tok.count, lines, NESTED_TOKENS, render) or 0
             text = render(k)

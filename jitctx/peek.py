@@ -14,6 +14,7 @@ import errno
 from dataclasses import dataclass, replace
 
 from .errors import PathError
+from .hints import call
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .refs import Delivered, Excerpt, Result, mtime_of
@@ -212,9 +213,9 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     if not span.lines and span.total_lines == 0:
         res.add_notice(f"{target.path} is empty: nothing to read.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is not None and q.start > span.total_lines:
-        res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with {call('tail', path=target.path)}.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is None:
-        res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with {call('tail', path=target.path)}.")
     if span.total_lines is None and span.lines:
         if tool == "tail":
             res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
@@ -271,8 +272,8 @@ def add_read_on(res: Result) -> None:
     e = res.results[0]
     if res.tool == "head" and e.end_line is not None and e.content:
         if e.total_lines is not None and e.end_line < e.total_lines:
-            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")
+            res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with {call('head', path=e.path, start=e.end_line + 1)}.")
         elif e.total_lines is None and res.truncated:
-            res.add_notice(f"read on with head path={e.path} start={e.end_line + 1}.")
+            res.add_notice(f"read on with {call('head', path=e.path, start=e.end_line + 1)}.")
     elif res.tool == "tail" and e.start_line is not None and e.start_line > 1:
-        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")
+        res.add_notice(f"{e.start_line - 1:,} earlier lines; read them with {call('head', path=e.path, start=1)} (or a later start).")

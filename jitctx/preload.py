@@ -22,6 +22,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .hints import call
 from .instructions import Candidate, count_memo, pick_instruction, pick_readme
 from .policy import PathPolicy
 from .query import check_count
@@ -147,7 +148,7 @@ class _Block:
             kept = f"kept lines 1-{k:,} of {len(self.lines):,}" if k else f"kept 0 of {len(self.lines):,} lines"
         else:
             kept = f"kept lines 1-{k:,} of a {loaded.size:,}-byte file" if k else f"kept 0 lines of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-        return f"[… {path} cut {why}: {kept}; read on with head path={path} start={k + 1}]"
+        return f"[… {path} cut {why}: {kept}; read on with {call('head', path=path, start=k + 1)}]"
 
     def render(self, k: int, cut: bool) -> str:
         body = "".join(line + "\n" for line in self.lines[:k])
@@ -360,7 +361,7 @@ def preload(
                     room = f"readme_budget={readme_budget:,} and what the instruction files left of budget={budget:,} have"
                 else:
                     room = f"budget={budget:,} tokens has"
-                warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with head path={c.path}")
+                warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with {call('head', path=c.path)}")
             else:
                 reason = "cut" if block.cut else "included"
                 truncated = block.cut

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from .hints import call
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
 from .text import show_name
 
@@ -210,7 +211,7 @@ def _instruction(i: dict, view: View = _AS_IS) -> str:
     path, folder = show_name(view.path(i["path"])), show_name(view.path(i.get("dir", ".")))
     if i.get("content") is not None:
         return f"[instructions] {path} applies to files under {folder}/:\n{view.calls(i['content'].rstrip())}"
-    return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
+    return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with {call('head', path=i['path'])}")
 
 
 _OUTLINE_FLOOR = 4000  # characters (~1,000 tokens): an outline this small is shown whole, whatever the file's size

@@ -230,6 +230,8 @@ SCENARIOS = [
     ("basic", ["symbols", "greet", "missing-dir"], None),
     ("basic", ["tail", "debug.log", "-n", "5000"], None),
     ("basic", ["head", "text/link-to-app.py", "-n", "1"], None),
+    ("basic", ["head", "my notes.txt", "-n", "1"], lambda r: r.write("my notes.txt", "one\ntwo\nthree\n")),
+    ("basic", ["head", "src/util/helpers.py", "-n", "1"], lambda r: _big(r, "src/util/AGENTS.md", 400)),  # a nested file's cut marker
     ("basic", ["glob", "*", "--root", "/"], None),
     ("basic", ["glob", "*", "--root", ""], None),
     ("basic", ["glob", "*", "--root", "/nonexistent-jitctx"], None),
