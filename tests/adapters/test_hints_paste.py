@@ -231,6 +231,8 @@ SCENARIOS = [
     ("basic", ["tail", "debug.log", "-n", "5000"], None),
     ("basic", ["head", "text/link-to-app.py", "-n", "1"], None),
     ("basic", ["head", "my notes.txt", "-n", "1"], lambda r: r.write("my notes.txt", "one\ntwo\nthree\n")),
+    ("rules_all", ["head", "svc/api.py", "-n", "1"], None),  # path-scoped rules of other agents' formats, delivered
+    ("rules_all", ["preload", "--formats", "bogus"], None),
     ("basic", ["head", "src/util/helpers.py", "-n", "1"], lambda r: _big(r, "src/util/AGENTS.md", 400)),  # a nested file's cut marker
     ("basic", ["glob", "*", "--root", "/"], None),
     ("basic", ["glob", "*", "--root", ""], None),
