@@ -21,9 +21,11 @@ as a part, its whole read call listed to read next.
 
 What did not fit. After the window is assembled, a ``read next`` block (in
 ``[Context]``) lists the best candidates left out, each with the call that
-reads it and its cost (``jitctx head src/x.py --symbol Foo.bar  # 340
-tokens``), and one line counts what was left out (regions, files, tokens;
-the preload's cut). The block is priced in before the evidence is chosen
+reads it, in tool-argument syntax, and its cost (``head path=src/x.py
+symbol=Foo.bar  # 340 tokens``; the CLI shows it as a command line:
+``View.calls``), and one line counts what was left out (regions, files,
+tokens; the preload's cut) with the ``locate`` call that lists the files not
+ranked. The block is priced in before the evidence is chosen
 (room for ``NEXT_LINES`` lines is held), so the window stays within its
 budget. No file matching the task: the window says so and ``located`` is 0.
 
@@ -39,6 +41,7 @@ import re
 from typing import Any
 
 from .assemble import AssembleConfig, Context, assemble, check_budget
+from .hints import call
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
 
 __all__ = ["DEFAULT_SYSTEM", "FILES", "context_for_task"]
@@ -121,7 +124,7 @@ def _region_sources(ws, found, warnings: list[str], cap: int | None = None, coun
     for f in files:
         base = max(0.01, min(1.0, f.score / top))
         if not f.regions:
-            candidates.append((f"ref:{f.path}", f"jitctx head {f.path}", f.tokens, f.path))
+            candidates.append((f"ref:{f.path}", call("head", path=f.path), f.tokens, f.path))
             continue
         try:
             res = ws.read_regions(f.path, [(r.start_line, r.end_line) for r in f.regions])
@@ -288,17 +291,17 @@ def _context_for_task(
 
     if found is None or not located:
         what = "no file matches the task's terms" if found is not None else "the task could not be located"
-        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints, or search with grep.\n" + _said(said)), located, stale)
+        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints.\n" + _said(said)), located, stale)
     # Room for the read-next block is held while the evidence is chosen: the
     # widest lines it could list, then what is really left out.
     widest = sorted(candidates, key=lambda c: -len(c[1]))
-    held = _next_text(widest, _summary(len(candidates), 10**6, len(candidates), found, said))
+    held = _next_text(widest, _summary(len(candidates), 10**6, len(candidates), found, said, task))
     ctx = window(held)
     for _ in range(3):
         out = {e.source for e in ctx.evicted}
         left = [c for c in candidates if c[0] in out or c[0].startswith("ref:")]
         cost = sum(e.tokens for e in ctx.evicted if e.source.startswith("evidence:") and e.source != "evidence:")
-        summary = _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said)
+        summary = _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said, task)
         text = _next_text(left, summary) if left or said or found.truncated else ""
         again = window(text)
         for most in (NEXT_LINES // 2, 1, 0):  # tight: fewer calls, then the line that says what is missing
@@ -347,13 +350,17 @@ def _said(said: list[str]) -> str:
     return "".join(f"{s}\n" for s in said)
 
 
-def _summary(regions: int, tokens: int, files: int, found, said: list[str]) -> str:
+def _summary(regions: int, tokens: int, files: int, found, said: list[str], task: str) -> str:
+    from .query import MAX_LOCATE
+
     parts = []
     if regions:
         parts.append(f"left out: {regions:,} region{'s' if regions != 1 else ''} ({tokens:,} tokens) from {files:,} file{'s' if files != 1 else ''}")
     more = found.total - len(found.results)
     if more > 0:
-        parts.append(f"{more:,} more matching file{'s' if more != 1 else ''} not ranked here (jitctx locate --task ... --limit N)")
+        # the call that lists them, in tool-argument syntax (a surface shows it in its own); a long task is not repeated
+        again = call("locate", task=" ".join(task.split()), limit=MAX_LOCATE) if len(task) <= 120 else f"locate lists up to {MAX_LOCATE} with limit={MAX_LOCATE}"
+        parts.append(f"{more:,} more matching file{'s' if more != 1 else ''} not ranked here ({again})")
     parts.extend(said)
     return "; ".join(parts) if parts else ""
 

@@ -14,6 +14,7 @@ import errno
 from dataclasses import dataclass, replace
 
 from .errors import PathError
+from .hints import call
 from .policy import DeniedLink, PathPolicy
 from .query import MAX_LINES, HeadQuery, TailQuery
 from .redact import key_state, redact_lines, redaction_note
@@ -301,9 +302,9 @@ def excerpt_result(q: HeadQuery | TailQuery, path: str, size: int, mtime: float,
     if not span.lines and span.total_lines == 0:
         res.add_notice(f"{path} is empty: nothing to read.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is not None and q.start > span.total_lines:
-        res.add_notice(f"start={q.start:,} is past the end: {path} has {span.total_lines:,} lines; read the end with tail path={path}.")
+        res.add_notice(f"start={q.start:,} is past the end: {path} has {span.total_lines:,} lines; read the end with {call('tail', path=path)}.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is None:
-        res.add_notice(f"start={q.start:,} is past the end of {path}; read the end with tail path={path}.")
+        res.add_notice(f"start={q.start:,} is past the end of {path}; read the end with {call('tail', path=path)}.")
     if span.total_lines is None and span.lines:
         if tool == "tail":
             res.add_notice(f"{path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
@@ -347,9 +348,7 @@ def read_costs(path: str, data: bytes, mtime: float, reads: list[tuple[int, int,
     return out
 
 
-def fit_excerpt(
-    result: Result, max_tokens: int, tokenizer, view: View | None = None, *, asked: tuple[int, int] | None = None, until: int | None = None
-) -> Result:
+def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None, *, asked: tuple[int, int] | None = None, until: int | None = None) -> Result:
     """Keep whole lines (the first ones for head, the last ones for tail) so that
     the whole rendered result, read-on call included, fits ``max_tokens``
     (``asked``, ``until``: see :func:`add_read_on`).
@@ -402,10 +401,10 @@ def add_read_on(res: Result, asked: tuple[int, int] | None = None, *, until: int
     if res.tool == "head" and e.end_line is not None and e.content:
         end = max(e.end_line, asked[1]) if whole and asked is not None else e.end_line
         if e.total_lines is not None and end < e.total_lines:
-            res.add_notice(f"{e.total_lines - end:,} more lines; read on with head path={e.path} start={end + 1}.")
+            res.add_notice(f"{e.total_lines - end:,} more lines; read on with {call('head', path=e.path, start=end + 1)}.")
         elif e.total_lines is None and res.truncated:
-            res.add_notice(f"read on with head path={e.path} start={end + 1}.")
+            res.add_notice(f"read on with {call('head', path=e.path, start=end + 1)}.")
     elif res.tool == "tail" and e.start_line is not None:
         start = min(e.start_line, asked[0]) if whole and asked is not None else e.start_line
         if start > 1:
-            res.add_notice(f"{start - 1:,} earlier lines; read them with head path={e.path} start=1 (or a later start).")
+            res.add_notice(f"{start - 1:,} earlier lines; read them with {call('head', path=e.path, start=1)} (or a later start).")

@@ -21,6 +21,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from .hints import call
 from .query import HeadQuery, TailQuery
 from .refs import Result
 from .reread import Known, Seen, Shown
@@ -163,7 +164,7 @@ class Rereads:
             carry = [(s, min(e, total), t) for s, e, t in seen.known if s <= total]
         else:
             carry = same_lines(seen.known, old, new) if old is not None else []
-        again = f"head path={rel} start={a} n={b - a + 1} force=true" if isinstance(q, HeadQuery) else f"tail path={rel} n={q.n} force=true"
+        again = call("head", path=rel, start=a, n=b - a + 1, force=True) if isinstance(q, HeadQuery) else call("tail", path=rel, n=q.n, force=True)
         if a > b or q.force:
             return self._lines(q, now, a, b, carry, seen, changed, ignored)
         held = spans(carry)
@@ -280,7 +281,7 @@ class Rereads:
             return None
         turn, count, _, _ = got
         res = Result("outline", [Unchanged(rel, now.size, now.mtime, None, None, None, (turn,), 0, "outline", count)], total=1)
-        res.add_notice(f"{rel} is unchanged since its outline was shown at turn {turn} (by content): not repeated; list it again with outline path={rel} force=true.")
+        res.add_notice(f"{rel} is unchanged since its outline was shown at turn {turn} (by content): not repeated; list it again with {call('outline', path=rel, force=True)}.")
         return res
 
     def outline_shown(self, rel: str, now: Now, turn: int, count: int, limit: int) -> None:

@@ -22,6 +22,7 @@ from dataclasses import replace
 
 from .cache import index_file
 from .errors import PathError, QueryError
+from .hints import call
 from .refs import Result, mtime_of
 from .text import is_binary
 
@@ -286,7 +287,7 @@ class CodeIndex:
             data = _peek_bytes(opener, rel)
         if language_for(rel, data) is None:
             ext = os.path.splitext(rel)[1] or os.path.basename(rel)
-            res.notice = f"no outline for {ext} files (no grammar for this file type); use grep to find lines, or head to read it."
+            res.notice = f"no outline for {ext} files (no grammar for this file type); read it with {call('head', path=rel)}."
             return res
         found = self.definitions(rel)
         state = self.index.state(rel)
@@ -294,11 +295,11 @@ class CodeIndex:
         res.results = [self._symbol(rel, d) for d in self.priced(rel, found[:limit])]
         if len(found) > limit:
             res.truncated = True
-            res.notice = f"showing {limit:,} of {len(found):,} definitions; raise limit to see more, or use symbols to find one by name."
+            res.notice = f"showing {limit:,} of {len(found):,} definitions; {call('outline', path=rel, limit=len(found))} lists them all, symbols finds one by name."
         if state is not None and state.skipped:
             res.add_notice(_skip_note(rel, state.skipped))
         elif not found:
-            res.add_notice(f"{rel} has no definitions (functions, classes, types) to outline; read it with head.")
+            res.add_notice(f"{rel} has no definitions (functions, classes, types) to outline; read it with {call('head', path=rel)}.")
         res.extra = {"path": rel, "lines": _line_count(data), "size": len(data)}
         return res
 
@@ -463,7 +464,7 @@ class CodeIndex:
         found = self.definitions(rel)
         want = _dotted(name)
         if not want:
-            raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__'", field="symbol")
+            raise QueryError("symbol is empty", hint=f"name one of its definitions ({call('outline', path=rel)} lists them)", field="symbol")
         exact = [d for d in found if d.qualname == want]
         if not exact:
             exact = [d for d in found if d.qualname.endswith("." + want) or d.name == want]
@@ -478,7 +479,7 @@ class CodeIndex:
             first = exact[0]
             raise QueryError(
                 f"symbol {want!r} is ambiguous in {rel}: {len(exact)} definitions: {listed}{more}",
-                hint=f"pick one by a line it holds, e.g. head path={rel} symbol={first.qualname} start={first.start_line}",
+                hint=f"pick one by a line it holds, e.g. {call('head', path=rel, symbol=first.qualname, start=first.start_line)}",
                 field="symbol",
             )
         import difflib
@@ -486,11 +487,15 @@ class CodeIndex:
         names = sorted({d.qualname for d in found} | {d.name for d in found})
         close = difflib.get_close_matches(want, names, n=5, cutoff=0.5)
         if not found:
-            raise QueryError(f"no symbol {want!r} in {rel}: it has no definitions", hint="read it by lines (start, n), or find the name with symbols", field="symbol")
+            raise QueryError(
+                f"no symbol {want!r} in {rel}: it has no definitions",
+                hint=f"read it by lines with {call('head', path=rel)}, or find the name with {call('symbols', query=want)}",
+                field="symbol",
+            )
         raise QueryError(
             f"no symbol {want!r} in {rel}",
-            hint=(f"closest names there: {', '.join(close)}" if close else f"list its definitions with outline path={rel}")
-            + f"; or find it across the repository with symbols query={want.rsplit('.', 1)[-1]}",
+            hint=(f"closest names there: {', '.join(close)}" if close else f"list its definitions with {call('outline', path=rel)}")
+            + f"; or find it across the repository with {call('symbols', query=want.rsplit('.', 1)[-1])}",
             field="symbol",
         )
 
@@ -610,7 +615,7 @@ def _exists(root, rel: str) -> bool:
 
 def _skip_note(rel: str, reason: str) -> str:
     return {
-        "too_large": f"{rel} is over {_MAX_BYTES // (1024 * 1024)} MB: not outlined; use grep to find lines in it.",
+        "too_large": f"{rel} is over {_MAX_BYTES // (1024 * 1024)} MB: not outlined; grep still searches it.",
         "declined": f"{rel} is binary: no outline.",
         "unreadable": f"{rel} could not be read: no outline.",
     }.get(reason, f"{rel} was not outlined ({reason}).")

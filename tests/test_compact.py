@@ -344,7 +344,7 @@ def test_counts_agree_with_what_the_assembler_admits():
         ({"is_current": lambda c: "yes"}, "is_current", "is_current must return True, False or None, got 'yes' for call 'c1'"),
         ({"history": None}, "history", "history must be a list of messages, got NoneType"),
         ({"history": "user: hi"}, "history", "history must be a list of messages, got str"),
-        ({"history": [{"role": "system", "content": "x"}]}, "role", "history message role must be one of user, assistant, tool, got 'system'"),
+        ({"history": [{"role": "robot", "content": "x"}]}, "role", "history message role must be one of user, assistant, tool, got 'robot'"),
         ({"history": [Message("tool", "r", tool_call_id="zz")]}, "history", "history: tool result for call id 'zz' at message 0 has no matching tool call before it"),
         ({"history": [Message("assistant", "", (head("c1", "a.py"),)), Message("user", "hi")]}, "history", "history: tool call(s) c1 at message 0 have no result before message 1"),
     ],

@@ -68,7 +68,7 @@ def test_outline_of_a_file_without_grammar_says_so_and_exits_1(code, capsys, mon
     assert res.results == [] and "no outline for .xyz files" in res.notice
     monkeypatch.chdir(code.root)
     assert main(["outline", "notes.xyz"]) == 1
-    assert "use grep" in capsys.readouterr().out
+    assert "read it with jitctx head notes.xyz" in capsys.readouterr().out
 
 
 def test_outline_refuses_folders_and_denied_files(repo):
@@ -172,7 +172,7 @@ def test_grep_content_matches_carry_their_symbol(code, capsys, monkeypatch):
     assert res.to_dict()["results"][0]["symbol"] == "Rational.__add__"
     monkeypatch.chdir(code.root)
     assert main(["grep", "a % b", "--mode", "content"]) == 0
-    assert "rational.py:47 [gcd]:" in capsys.readouterr().out
+    assert "rational.py\n47 [gcd]:" in capsys.readouterr().out
 
 
 def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):
