@@ -192,7 +192,11 @@ SCENARIOS = [
     ("basic", ["head", "src/util/__init__.py", "--symbol", "x"], None),
     ("basic", ["head", "src/util/helpers.py", "-n", "1"], None),
     ("basic", ["head", "src/app.py", "--symbol", " "], None),
-    ("code", ["head", "twice.py", "--symbol", "run"], lambda r: r.write("twice.py", "class A:\n    def run(self):\n        pass\n\n\nclass B:\n    def run(self):\n        pass\n")),
+    (
+        "code",
+        ["head", "twice.py", "--symbol", "run"],
+        lambda r: r.write("twice.py", "class A:\n    def run(self):\n        pass\n\n\nclass B:\n    def run(self):\n        pass\n"),
+    ),
     ("code", ["head", "rational.py", "--symbol", "Rational.__ad"], None),
     ("code", ["outline", "rational.py", "--limit", "1"], None),
     ("basic", ["outline", "README.md"], None),
