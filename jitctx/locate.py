@@ -39,7 +39,7 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import mentions as M
 from . import pointers as P
@@ -95,6 +95,7 @@ PAIR_CHECK = 10  # best files whose C/C++ header pulls its implementation along
 PAIR_SHARE = 0.9  # ... to this share of the header's score at least
 HEADER_EXT = frozenset({"h", "hh", "hpp", "hxx", "h++"})
 IMPLEMENTATION_EXT = frozenset({"c", "cc", "cpp", "cxx", "c++", "m", "mm"})
+JOIN_DF = 0.05  # two words of a task written as one (``manpage``) are searched when at most this share of files hold it
 POINT_CAP = 1.6  # what a report's frames, paths, messages and options give one file at most
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
@@ -247,8 +248,9 @@ def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = 
     """Candidate files best first, each term's IDF, and how many files matched.
     ``text_of(path)``: a file's text (None: unreadable); without it no line is read
     (no name tables, listings or generated files are recognised)."""
-    documents, counts = index.term_counts(terms.weights)
+    documents, counts = index.term_counts([*terms.weights, *terms.joins])
     weights = {t: w for t, w in terms.weights.items() if t in counts}
+    weights |= {t: w for t, w in terms.joins.items() if t in counts and counts[t][1] <= max(JOIN_DF * documents, 20)}  # "man page": ``manpage``
     idf = {t: idf_of(documents, max(counts[t])) for t in weights}
     content_only = {t for t in weights if documents >= 20 and counts[t][0] > UNIVERSAL_PATH * documents}
     found: dict[str, Candidate] = {}
@@ -634,6 +636,8 @@ def locate(
     terms = task_terms(task, repo_name=repo_name)
     read, text_of = reader(read)
     ordered, idf, total = rank(index, terms, text_of)
+    if joined := {t: w for t, w in terms.joins.items() if t in idf}:  # searched: its regions and why count it too
+        terms = replace(terms, weights={**terms.weights, **joined})
     notes = task_notes(task, terms)
     files = show(
         ordered[:limit],

@@ -84,6 +84,9 @@ _AREA = re.compile(r"\s*([^\n:]{1,60}?):\s")
 _NOT_AREA = re.compile(
     r"(?:Error|Exception|Warning|Panic)$|[\[\]()]|\d\.\d|^(?:bug|feature|question|proposal|request|help|rfc|enhancement|idea)\b", re.IGNORECASE
 )  # an issue's "TypeError: ..."
+_PAIR = re.compile(r"(?<![\w.-])([A-Za-z]{2,})[ -]+(?=([A-Za-z]{2,})(?![\w.(]))")  # two plain words in a row, overlapping
+MAX_JOINS = 32
+_JOINABLE = frozenset({"file", "files", "code", "test", "tests", "doc", "docs", "set", "get", "use", "make", "new", "old", "work"})  # "file name": ``filename``
 _CAMEL = re.compile(r"[a-z0-9][A-Z]|[A-Z]{2,}[a-z]")
 
 
@@ -118,6 +121,7 @@ class TaskTerms:
     kinds: dict[str, str] = field(default_factory=dict)
     report: R.Report = field(default_factory=R.Report)
     weak_left: int = 0
+    joins: dict[str, int] = field(default_factory=dict)
 
     @property
     def cut(self) -> bool:
@@ -232,6 +236,18 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
             proper.append(name)
         for part in parts:
             words_of(part, m.start(), kind, code, is_ticked or bool(dashes))
+    joins: dict[str, int] = {}  # "man page" may be ``manpage`` in the code: looked up, searched only when the index has it
+    for m in _PAIR.finditer(text):
+        a, b = m.group(1).lower(), m.group(2).lower()
+        joined = a + b
+        if (
+            len(joins) < MAX_JOINS
+            and report.kind_at(m.start()) in ("prose", "title")
+            and not ({a, b} & (STOP_WORDS - _JOINABLE))
+            and joined not in found
+            and len(joined) <= W.MAX_WORD
+        ):
+            joins.setdefault(joined, 2)  # the two words as one: a phrase matched, both words' weight
     ranked = sorted(found.items(), key=lambda kv: (kv[1][1], kv[1][2]))  # strongest kind first, then as written
     weights: dict[str, int] = {}
     kinds: dict[str, str] = {}
@@ -272,5 +288,6 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         generated=any(w.startswith(("generat", "regenerat", "codegen")) for w in lowered),
         kinds=kinds,
         report=report,
+        joins=joins,
         weak_left=sum(1 for t, v in found.items() if t not in weights and R.KINDS[v[1]] in WEAK_KINDS),
     )

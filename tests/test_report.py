@@ -90,3 +90,16 @@ def test_issue_31_word_forms():
 def test_issue_31_exception_title_is_no_area():
     t = task_terms("TypeError: 'NoneType' object is not subscriptable in schema.load")
     assert t.weights["typeerror"] == 3  # code-like, not an area's 3 + 2
+
+
+def test_issue_31_two_words_the_code_writes_as_one(tmp_path):
+    from test_locate import _index, _read
+
+    files = {
+        "src/manpage.c": "static void write_manpage(FILE *out) { fputs(manpage_text, out); }\n",
+        "src/output.c": "/* a page of output, one man at a time */\nint page_count(int man) { return man + page; }\n" * 3,
+        **{f"src/other{i}.c": f"int other{i}(void) {{ return {i}; }}\n" for i in range(8)},
+    }
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "the man page lacks the new flag", read=_read(files))
+    assert got.terms.weights.get("manpage") == 2 and got.files[0].path == "src/manpage.c"
