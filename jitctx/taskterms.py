@@ -237,13 +237,15 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         for part in parts:
             words_of(part, m.start(), kind, code, is_ticked or bool(dashes))
     joins: dict[str, int] = {}  # "man page" may be ``manpage`` in the code: looked up, searched only when the index has it
-    for m in _PAIR.finditer(text):
-        a, b = m.group(1).lower(), m.group(2).lower()
-        joined = a + b
+    for pair in _PAIR.finditer(text):
+        first, second = pair.group(1), pair.group(2)
+        joined = (first + second).lower()
         if (
             len(joins) < MAX_JOINS
-            and report.kind_at(m.start()) in ("prose", "title")
-            and not ({a, b} & (STOP_WORDS - _JOINABLE))
+            and (first.islower() or first.istitle())
+            and second.islower()  # prose words, not ``NUMBER``
+            and report.kind_at(pair.start()) in ("prose", "title")
+            and not ({first.lower(), second} & (STOP_WORDS - _JOINABLE))
             and joined not in found
             and len(joined) <= W.MAX_WORD
         ):
