@@ -523,8 +523,11 @@ def names_file(path: str, words: dict[str, str]) -> tuple[str, list[str]] | None
     """Whether the task names the file ``path``: its stem (the name before its first dot)
     whole, or every one of its sub-words, is a task word, plurals aside. ``words``: each
     task term by its singular. Returns the stem and the task terms it covers."""
-    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    if not stem:
+    *folders, name = path.split("/")
+    stem = name.split(".", 1)[0]
+    if stem in ENTRY_STEMS and folders:  # ``src/plugin/quarterOfYear/index.js`` is the folder's file: named by its folder
+        stem = folders[-1]
+    if not stem or len(stem) > W.MAX_WORD:
         return None
     whole, *subs = W.split(stem)
     if (t := words.get(_singular(whole))) is not None:

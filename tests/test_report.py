@@ -103,3 +103,9 @@ def test_issue_31_two_words_the_code_writes_as_one(tmp_path):
     idx = _index(tmp_path, files)
     got = L.locate(idx, "the man page lacks the new flag", read=_read(files))
     assert got.terms.weights.get("manpage") == 2 and got.files[0].path == "src/manpage.c"
+
+
+def test_issue_31_a_folder_names_its_entry_file():
+    words = {"quarterofyear": "quarterofyear"}
+    assert L.names_file("src/plugin/quarterOfYear/index.js", words) == ("quarterOfYear", ["quarterofyear"])
+    assert L.names_file("src/plugin/quarterOfYear/utils.js", words) is None
