@@ -218,7 +218,8 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         if _inside(option_spans, m.start()):
             continue
         dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
-        is_ticked = name in ticked or m.group(0) in ticked or _inside(ticks, m.start())
+        is_ticked = name in ticked or m.group(0) in ticked  # the backticks hold just this name: code, a stop word kept
+        in_ticks = is_ticked or _inside(ticks, m.start())  # a word of a backticked phrase: its kind only
         parts = re.split(r"\.|::|->", name)
         if len(parts) > 1 and parts[-1].lower() in FILE_EXTENSIONS:  # ``walk.rs``, ``test.py``: a file's name, not ``rs`` or ``py``
             parts = parts[:-1]
@@ -228,7 +229,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         else:
             code = _code_like(name, is_ticked, dashes, parens)
             in_path = _inside(paths, m.start())
-        kind = _kind_of(report, m.start(), is_ticked, in_path)
+        kind = _kind_of(report, m.start(), in_ticks, in_path)
         mine = bool(own) and set(W.split(name.strip("_"))[1:] or W.split(name.strip("_"))) <= own  # ``_pytest`` in pytest
         if code and not dashes and not mine and kind != "boilerplate" and name not in names:
             names[name] = (R.KINDS.index(kind), m.start())

@@ -109,3 +109,9 @@ def test_issue_31_a_folder_names_its_entry_file():
     words = {"quarterofyear": "quarterofyear"}
     assert L.names_file("src/plugin/quarterOfYear/index.js", words) == ("quarterOfYear", ["quarterofyear"])
     assert L.names_file("src/plugin/quarterOfYear/utils.js", words) is None
+
+
+def test_issue_31_a_backticked_phrase_is_no_row_of_names():
+    t = task_terms("Running `pylint src while import fails` stops with `load_module`")
+    assert "load_module" in t.names and not {"while", "import", "src"} & set(t.names)
+    assert "while" not in t.weights and t.kinds["pylint"] == "tick"
