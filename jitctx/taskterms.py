@@ -215,11 +215,11 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         kind = "boilerplate" if report.kind_at(a) == "boilerplate" else "option"
         words_of(option.lstrip("-").replace("-", "_"), a, kind, True, True)
     for m in _NAME.finditer(text):
-        if _inside(option_spans, m.start()):
+        if option_spans and _inside(option_spans, m.start()):
             continue
         dashes, name, parens = m.group(1), m.group(2), bool(m.group(3))
         is_ticked = name in ticked or m.group(0) in ticked  # the backticks hold just this name: code, a stop word kept
-        in_ticks = is_ticked or _inside(ticks, m.start())  # a word of a backticked phrase: its kind only
+        in_ticks = is_ticked or bool(ticks) and _inside(ticks, m.start())  # a word of a backticked phrase: its kind only
         parts = re.split(r"\.|::|->", name)
         if len(parts) > 1 and parts[-1].lower() in FILE_EXTENSIONS:  # ``walk.rs``, ``test.py``: a file's name, not ``rs`` or ``py``
             parts = parts[:-1]
@@ -228,7 +228,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
             in_path = True
         else:
             code = _code_like(name, is_ticked, dashes, parens)
-            in_path = _inside(paths, m.start())
+            in_path = bool(paths) and _inside(paths, m.start())
         kind = _kind_of(report, m.start(), in_ticks, in_path)
         mine = bool(own) and set(W.split(name.strip("_"))[1:] or W.split(name.strip("_"))) <= own  # ``_pytest`` in pytest
         if code and not dashes and not mine and kind != "boilerplate" and name not in names:
