@@ -223,6 +223,14 @@ def _recency(items: list[_Item]) -> dict[int, float]:
     return out
 
 
+def _least(cost: int, cfg: AssembleConfig) -> int:
+    """The smallest budget whose available part (the reserve held back) holds ``cost`` tokens."""
+    least = math.ceil(cost / (1 - cfg.reserve_ratio))
+    while least - math.floor(least * cfg.reserve_ratio) < cost:
+        least += 1
+    return least
+
+
 def _select(items: list[_Item], available: int, budget: int, cfg: AssembleConfig, overhead: Callable[[str, str], int], tok) -> tuple[list[_Item], list[Eviction]]:
     sel = _Selector(available, overhead)
     evicted: list[Eviction] = []
@@ -234,7 +242,7 @@ def _select(items: list[_Item], available: int, budget: int, cfg: AssembleConfig
         names = ", ".join(i.source.name for i in protected)
         raise QueryError(
             f"protected sources ({names}) need {cost:,} tokens but the budget allows {available:,} (budget {budget:,} minus reserve {budget - available:,})",
-            hint="raise the budget, lower reserve_ratio, or shorten the system text or task; protected rules are never dropped",
+            hint=f"pass budget={_least(cost, cfg)} or more, or a shorter task; protected rules are never dropped",
             field="budget",
             protected_tokens=cost,
             budget=budget,
@@ -413,7 +421,7 @@ def assemble(
         if victim is None:
             raise QueryError(
                 f"protected sources need {total:,} tokens but the budget allows {available:,}",
-                hint="raise the budget",
+                hint=f"pass budget={_least(total, cfg)} or more",
                 field="budget",
                 protected_tokens=total,
                 budget=budget,

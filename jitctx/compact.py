@@ -4,8 +4,8 @@ Owns :func:`compact` and its report (:class:`Compaction`,
 :class:`ClearedResult`): the content of old tool results, oldest first, is
 replaced by a one-line placeholder naming the call that fetches it again
 (in tool-argument syntax), its size in tokens and whether it is still
-current, until the history fits a token budget. Never touches user or
-assistant messages (text and tool calls: decisions stay), the order of the
+current, until the history fits a token budget. Never touches system,
+developer, user or assistant messages (text and tool calls: decisions stay), the order of the
 messages or the call/result pairing (a cleared result keeps its place and
 ``tool_call_id``), nor anything outside the history. Counts each history
 group as the assembler prices it in ``[History]`` (``sources``' grouping
@@ -79,9 +79,12 @@ class ClearedResult:
 class Compaction:
     """What :func:`compact` made of a history.
 
-    ``messages``: the history, same length and order; cleared results are
-    new ``Message`` values, every other message is the input's (a dict
-    input becomes a ``Message``). ``cleared``: the results cleared, oldest
+    ``messages``: the history, same length and order as the input: a
+    ``Message`` or an OpenAI chat dict with text content comes back as a
+    ``Message`` (a cleared result a new one); a system or developer message,
+    a message of content blocks (Anthropic, or OpenAI parts) and a Responses
+    item come back as given, or, holding a cleared result, as a copy whose
+    result content is the placeholder. ``cleared``: the results cleared, oldest
     first. ``tokens_before`` / ``tokens_after``: the history's tokens as
     the assembler's ``[History]`` items price them (the section's
     ``[History]`` header, charged once, not included); ``tokens_saved`` is
@@ -89,7 +92,7 @@ class Compaction:
     line saying what was cleared and saved, or why it still does not fit.
     """
 
-    messages: tuple[Message, ...]
+    messages: tuple[Message | dict, ...]
     cleared: tuple[ClearedResult, ...]
     tokens_before: int
     tokens_after: int
@@ -169,6 +172,48 @@ def call_text(call: ToolCall) -> str:
     return text
 
 
+_REREADS = ("head", "tail", "outline")  # a session answers these with a note when it showed the content before
+
+
+def _refetch(call: ToolCall) -> ToolCall:
+    """The call that fetches a cleared result again. For a jitctx read (head, tail,
+    outline) it carries ``force=true``: a session would otherwise answer that the content
+    is unchanged since shown, pointing at the very result being cleared."""
+    if call.name not in _REREADS:
+        return call
+    try:
+        args = json.loads(call.arguments) if call.arguments.strip() else {}
+    except ValueError:
+        return call
+    if not isinstance(args, dict) or args.get("force") is True:
+        return call
+    return replace(call, arguments=json.dumps({**args, "force": True}))
+
+
+def _shown_call(call: ToolCall) -> str:
+    """The fetch-again call as a placeholder shows it: never a secret a call's arguments
+    held (then it is named by id, as a long call is)."""
+    from .redact import redact_text
+
+    text = call_text(_refetch(call))
+    if redact_text(text)[1]:
+        name = call.name if call.name.isprintable() and not any(ch.isspace() for ch in call.name) else json.dumps(call.name, ensure_ascii=False)
+        return f"{redact_text(name)[0]} with the arguments of call {redact_text(call.id)[0]} above"
+    return text
+
+
+def _asks_content(fn: Callable) -> bool:
+    """Whether ``is_current`` takes the result's content as a second argument."""
+    import inspect
+
+    try:
+        params = list(inspect.signature(fn).parameters.values())
+    except (TypeError, ValueError):
+        return False
+    positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    return len(positional) >= 2 or any(p.kind == p.VAR_POSITIONAL for p in params)
+
+
 def _placeholder(tokens: int, current: bool | None, call: str) -> str:
     return f"[... result cleared: {tokens:,} tokens, {_CURRENCY[current]} fetch again with {call}]"
 
@@ -178,14 +223,158 @@ def is_cleared(content: str) -> bool:
     return _PLACEHOLDER.fullmatch(content) is not None
 
 
-def _messages(history: object) -> list[Message]:
+_TEXT_BLOCKS = ("text", "input_text", "output_text")
+_IMAGE_BLOCKS = ("image", "image_url", "input_image")
+
+
+@dataclass(slots=True)
+class _Given:
+    """One input message and what it became: ``shape`` ``message`` (a ``Message`` or an
+    OpenAI chat dict with text content: its ``Message`` is the output, as before), ``prefix``
+    (a system or developer message: counted, never cleared, returned as given) or
+    ``blocks`` (content blocks or Responses items: returned as given, a cleared result's
+    content replaced); ``results``: the normalised tool messages it holds."""
+
+    shape: str
+    item: object
+    first: int  # its first normalised message (messages of a prefix: none)
+    results: list[int]
+    prefix: str = ""
+
+
+def _history(history: object) -> tuple[list[_Given], list[Message], list[int]]:
+    """The input messages, the chat they make as ``Message`` values (tool calls paired with
+    their results), and for each of those the input message it came from.
+
+    Accepted: ``Message`` values; OpenAI chat completions dicts (``system`` and
+    ``developer`` too; content as text or as a list of parts; an assistant's
+    ``tool_calls``, one ``tool`` message per result); OpenAI Responses items
+    (``message``, ``function_call``, ``function_call_output``: consecutive calls are one
+    assistant turn); Anthropic messages (content blocks: ``text``, ``tool_use`` in the
+    assistant's, one ``tool_result`` block per result in the user's)."""
     if isinstance(history, (str, bytes, dict, Message)) or not isinstance(history, Iterable):
         raise QueryError(
             f"history must be a list of messages, got {type(history).__name__}",
-            hint="pass the chat as a list of Message values or OpenAI-style dicts",
+            hint="pass the chat as a list of Message values, or OpenAI or Anthropic message dicts",
             field="history",
         )
-    return [m if isinstance(m, Message) else Message.from_dict(m) for m in history]
+    given: list[_Given] = []
+    msgs: list[Message] = []
+    origin: list[int] = []
+    calls_open = False  # the last message is an assistant turn made of Responses function_call items
+
+    def add(i: int, m: Message) -> int:
+        msgs.append(m)
+        origin.append(i)
+        return len(msgs) - 1
+
+    for i, item in enumerate(history):
+        if isinstance(item, Message):
+            n = add(i, item)
+            given.append(_Given("message", item, n, [n] if item.role == "tool" else []))
+            calls_open = False
+            continue
+        if not isinstance(item, dict):
+            raise QueryError(f"a history message must be a Message or a dict, got {type(item).__name__}", field="history", index=i)
+        kind, role, content = item.get("type"), item.get("role"), item.get("content")
+        if kind == "function_call":  # Responses: a call; consecutive ones are one turn
+            call = ToolCall(item.get("call_id") or item.get("id"), item.get("name"), item.get("arguments", "{}"))  # type: ignore[arg-type]  # checked there
+            if calls_open:
+                last = msgs[-1]
+                msgs[-1] = Message("assistant", last.content, (*last.tool_calls, call), timestamp=last.timestamp)
+                given.append(_Given("blocks", item, len(msgs) - 1, []))
+            else:
+                given.append(_Given("blocks", item, add(i, Message("assistant", "", (call,))), []))
+            calls_open = True
+            continue
+        calls_open = False
+        if kind == "function_call_output":
+            n = add(i, Message("tool", _flat(item.get("output"), i), tool_call_id=item.get("call_id")))
+            given.append(_Given("blocks", item, n, [n]))
+        elif role in ("system", "developer"):
+            given.append(_Given("prefix", item, len(msgs), [], prefix=f"{role}: {_flat(content, i).strip()}"))
+        elif isinstance(content, list):
+            given.append(_blocks(i, item, role, content, add))
+        else:
+            n = add(i, Message.from_dict(item))
+            given.append(_Given("message", item, n, [n] if msgs[n].role == "tool" else []))
+    return given, msgs, origin
+
+
+def _blocks(i: int, item: dict, role: object, content: list, add: Callable[[int, Message], int]) -> _Given:
+    """A message whose content is a list of parts or blocks, as ``Message`` values: an
+    assistant's text and ``tool_use`` calls; a user's ``tool_result`` blocks (one tool
+    message each, in order) then its text; a tool message's parts as its text."""
+    texts, calls, results = [], [], []
+    for b in content:
+        if not isinstance(b, dict):
+            raise QueryError(f"history message {i}: a content block must be a dict, got {type(b).__name__}", field="content", index=i)
+        if b.get("type") == "tool_use":
+            calls.append(ToolCall(b.get("id"), b.get("name"), b.get("input") if b.get("input") is not None else {}))  # type: ignore[arg-type]
+        elif b.get("type") == "tool_result":
+            results.append(Message("tool", _flat(b.get("content"), i), tool_call_id=b.get("tool_use_id")))
+        else:
+            texts.append(_flat([b], i))
+    text = "\n".join(t for t in texts if t)
+    if role == "tool":
+        n = add(i, Message("tool", text, tool_call_id=item.get("tool_call_id"), name=item.get("name")))
+        return _Given("blocks", item, n, [n])
+    if role == "assistant" or calls:
+        return _Given("blocks", item, add(i, Message(str(role), text, tuple(calls))), [])
+    ns = [add(i, m) for m in results]
+    if text or not ns:
+        n = add(i, Message(str(role), text))  # its role is checked there
+        return _Given("blocks", item, ns[0] if ns else n, ns)
+    return _Given("blocks", item, ns[0], ns)
+
+
+def _flat(content: object, i: int) -> str:
+    """Text content, or a list of parts or blocks as their text (an image as ``[image]``)."""
+    if content is None:
+        return ""
+    if isinstance(content, str):
+        return content
+    if not isinstance(content, list):
+        raise QueryError(
+            f"history message {i}: content must be text or a list of content blocks, got {type(content).__name__}",
+            hint="decode bytes or join content blocks into one string first",
+            field="content",
+            index=i,
+        )
+    out = []
+    for b in content:
+        if isinstance(b, str):
+            out.append(b)
+        elif isinstance(b, dict) and b.get("type") in _TEXT_BLOCKS and isinstance(b.get("text"), str):
+            out.append(b["text"])
+        elif isinstance(b, dict) and b.get("type") in _IMAGE_BLOCKS:
+            out.append("[image]")
+        elif isinstance(b, dict) and b.get("type") == "tool_result":
+            out.append(_flat(b.get("content"), i))
+    return "\n".join(out)
+
+
+def _given_back(given: list[_Given], out: list[Message], cleared: dict[int, str]) -> tuple[Message | dict, ...]:
+    """The history to return, one entry per input message in its order: a ``Message`` where
+    one came in or an OpenAI chat dict with text (as before), else the input as given, a
+    cleared result's content replaced by its placeholder (``cleared``: message -> text)."""
+    back: list = []
+    for g in given:
+        if g.shape == "message":
+            back.append(out[g.first])
+        elif not any(n in cleared for n in g.results):
+            back.append(g.item)
+        else:
+            d = dict(g.item)  # type: ignore[call-overload]
+            if d.get("type") == "function_call_output":
+                d["output"] = cleared[g.results[0]]
+            elif d.get("role") == "tool":
+                d["content"] = cleared[g.results[0]]
+            else:
+                ns = iter(g.results)  # the tool_result blocks, in order
+                d["content"] = [{**b, "content": cleared[n]} if isinstance(b, dict) and b.get("type") == "tool_result" and (n := next(ns)) in cleared else b for b in d["content"]]
+            back.append(d)
+    return tuple(back)
 
 
 def _groups(msgs: list[Message]) -> list[Source]:
@@ -205,21 +394,29 @@ def compact(
     *,
     keep_recent: int = DEFAULT_KEEP_RECENT,
     tokenizer: Tokenizer | None = None,
-    is_current: Callable[[ToolCall], bool | None] | None = None,
+    is_current: Callable[..., bool | None] | None = None,
 ) -> Compaction:
     """Clear old tool results, oldest first, until ``history`` fits ``budget`` tokens.
 
-    ``history``: ``Message`` values or OpenAI-style dicts, as
-    ``history_sources`` accepts them (a malformed history is a
-    ``QueryError``, as there). ``budget``: the tokens the history may take
+    ``history``: a chat as ``Message`` values, OpenAI chat completions dicts,
+    OpenAI Responses items or Anthropic messages (content blocks; several
+    ``tool_result`` blocks in one message are several results), in any mix;
+    ``system`` and ``developer`` messages are counted and never cleared. Calls
+    are paired with their results as ``history_sources`` pairs them (a
+    malformed history is a ``QueryError``, as there). ``budget``: the tokens the history may take
     (an integer >= 0), counted as the assembler prices its ``[History]``
     items. The ``keep_recent`` most recent tool results are kept whole;
     results already cleared, and results no longer than their placeholder,
-    are left as they are. ``is_current(call)`` says whether a result is
+    are left as they are. ``is_current(call)``, or ``is_current(call,
+    content)`` when it takes two arguments (``content``: the result being
+    cleared; ``Workspace.current`` judges it), says whether a result is
     still current (``True``), changed since (``False``) or unknown
     (``None``; also when no callback is given); it is asked only about the
-    results cleared. ``tokenizer``: any ``Tokenizer`` (default: the shared
-    cl100k one). Deterministic: the same input gives the same output.
+    results cleared. The placeholder's call fetches the content again: a
+    jitctx read (head, tail, outline) carries ``force=true``, since a session
+    would answer it with a note pointing at the result just cleared.
+    ``tokenizer``: any ``Tokenizer`` (default: the shared cl100k one).
+    Deterministic: the same input gives the same output.
     """
     budget = check_count("budget", budget, minimum=0, hint="pass the tokens the history may take, e.g. budget=20000")[0]
     keep_recent = check_count("keep_recent", keep_recent, minimum=0, hint=f"pass how many recent tool results stay whole, e.g. keep_recent={DEFAULT_KEEP_RECENT}")[0]
@@ -227,8 +424,9 @@ def compact(
         raise QueryError(
             f"is_current must be a function of the tool call or None, got {type(is_current).__name__}", hint="pass e.g. is_current=lambda call: None", field="is_current"
         )
+    with_content = is_current is not None and _asks_content(is_current)
     tok = tokenizer if tokenizer is not None else get_tokenizer()
-    msgs = _messages(history)
+    given, msgs, origin = _history(history)
     sources = _groups(msgs)
 
     def cost(group: list[Message]) -> int:
@@ -246,12 +444,14 @@ def compact(
             where[len(where)] = (len(groups), k)
         groups.append(list(s.messages))
     costs = [cost(group) for group in groups]
-    before = total = sum(costs)
+    fixed = sum(tok.count(item_text(Source("message", "history", g.prefix))) for g in given if g.shape == "prefix")  # never cleared
+    before = total = sum(costs) + fixed
 
     results = [n for n, m in enumerate(msgs) if m.role == "tool"]
     recent = set(results[len(results) - keep_recent :]) if keep_recent else set()
     out = list(msgs)
     cleared: list[ClearedResult] = []
+    texts: dict[int, str] = {}  # message -> the placeholder it got
     for n in results:
         if total <= budget:
             break
@@ -261,13 +461,13 @@ def compact(
         g, k = where[n]
         named = groups[g][k]
         call = next(c for c in groups[g][0].tool_calls if c.id == m.tool_call_id)
-        shown = call_text(call)
+        shown = _shown_call(call)
         tokens_before = message_cost(named)
         # Priced with the longest currency wording before the callback is
         # asked, so it is asked only about results that are cleared.
         if max(message_cost(replace(named, content=_placeholder(tokens_before, c, shown))) for c in _CURRENCY) >= tokens_before:
             continue
-        current = is_current(call) if is_current is not None else None
+        current = None if is_current is None else is_current(call, m.content) if with_content else is_current(call)
         if current is not None and not isinstance(current, bool):
             raise QueryError(f"is_current must return True, False or None, got {current!r} for call {call.id!r}", hint="return None when currency is unknown", field="is_current")
         text = _placeholder(tokens_before, current, shown)
@@ -276,16 +476,17 @@ def compact(
         new_cost = cost(groups[g])
         total += new_cost - costs[g]
         costs[g] = new_cost
-        cleared.append(ClearedResult(n, call.id, call.name, shown, tokens_before, message_cost(groups[g][k]), current))
+        cleared.append(ClearedResult(origin[n], call.id, call.name, shown, tokens_before, message_cost(groups[g][k]), current))
+        texts[n] = text
 
     fits = total <= budget
-    left: dict[str, int] = {}
+    left: dict[str, int] = {"text": fixed} if fixed else {}
     if not fits:
         for n, (g, k) in where.items():
             what = "text" if msgs[n].role != "tool" else "recent" if n in recent else "other"
             left[what] = left.get(what, 0) + message_cost(groups[g][k])
     notice = _notice(len(cleared), before, total, budget, len(recent), left)
-    return Compaction(tuple(out), tuple(cleared), before, total, before - total, budget, fits, notice)
+    return Compaction(_given_back(given, out, texts), tuple(cleared), before, total, before - total, budget, fits, notice)
 
 
 def _notice(n: int, before: int, after: int, budget: int, recent: int, left: dict[str, int]) -> str:

@@ -21,9 +21,11 @@ as a part, its whole read call listed to read next.
 
 What did not fit. After the window is assembled, a ``read next`` block (in
 ``[Context]``) lists the best candidates left out, each with the call that
-reads it and its cost (``jitctx head src/x.py --symbol Foo.bar  # 340
-tokens``), and one line counts what was left out (regions, files, tokens;
-the preload's cut). The block is priced in before the evidence is chosen
+reads it, in tool-argument syntax, and its cost (``head path=src/x.py
+symbol=Foo.bar  # 340 tokens``; the CLI shows it as a command line:
+``View.calls``), and one line counts what was left out (regions, files,
+tokens; the preload's cut) with the ``locate`` call that lists the files not
+ranked. The block is priced in before the evidence is chosen
 (room for ``NEXT_LINES`` lines is held), so the window stays within its
 budget. No file matching the task: the window says so and ``located`` is 0.
 
@@ -39,6 +41,7 @@ import re
 from typing import Any
 
 from .assemble import AssembleConfig, Context, assemble, check_budget
+from .hints import call
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
 
 __all__ = ["DEFAULT_SYSTEM", "FILES", "context_for_task"]
@@ -121,7 +124,7 @@ def _region_sources(ws, found, warnings: list[str], cap: int | None = None, coun
     for f in files:
         base = max(0.01, min(1.0, f.score / top))
         if not f.regions:
-            candidates.append((f"ref:{f.path}", f"jitctx head {f.path}", f.tokens, f.path))
+            candidates.append((f"ref:{f.path}", call("head", path=f.path), f.tokens, f.path))
             continue
         try:
             res = ws.read_regions(f.path, [(r.start_line, r.end_line) for r in f.regions])
@@ -194,8 +197,31 @@ def context_for_task(
     are warnings (the prefix stays as rendered until ``ws.refresh()``). A
     failing preload or search is a warning in the report; the rest goes on.
     The report's ``located`` is the number of files that matched the task
-    (0: nothing did; the window says so).
+    (0: nothing did; the window says so). Files the session delivered that
+    changed since are in the window (``[Context]``) and the report's ``stale``.
     """
+    from contextlib import nullcontext
+
+    with ws.call() if hasattr(ws, "call") else nullcontext():  # one call of the session: its reads are part of it
+        return _context_for_task(
+            ws, task, budget, config=config, system=system, history=history, notes=notes, use_preload=use_preload, use_notes=use_notes, cwd=cwd, tokenizer=tokenizer
+        )
+
+
+def _context_for_task(
+    ws,
+    task: str,
+    budget: int = 16000,
+    *,
+    config: AssembleConfig | None = None,
+    system: str = DEFAULT_SYSTEM,
+    history: Any = (),
+    notes: Any = (),
+    use_preload: bool = True,
+    use_notes: bool = True,
+    cwd: str | None = None,
+    tokenizer=None,
+) -> Context:
     budget = check_budget(budget)
     cfg = config if config is not None else AssembleConfig()
     task_src = task_source(task)
@@ -205,6 +231,11 @@ def context_for_task(
     warnings.extend(hist_warnings)
     said: list[str] = []  # what the read-next line reports besides the evidence
 
+    try:
+        stale = ws.stale()  # before this call reads anything: what changed since the caller was shown it
+    except Exception as exc:  # advisory: the window is still delivered
+        warnings.append(f"could not check for stale files: {type(exc).__name__}: {exc}")
+        stale = []
     pre_sources: list[Source] = []
     if use_preload:
         try:
@@ -215,11 +246,6 @@ def context_for_task(
             pre_sources = preload_source(pre)
         except Exception as exc:  # tolerated: the window goes on without the prefix
             warnings.append(f"source preload failed: {type(exc).__name__}: {exc}")
-        try:
-            stale = ws.stale()
-        except Exception as exc:  # advisory: the prefix is still delivered
-            warnings.append(f"preload: could not check for stale files: {type(exc).__name__}: {exc}")
-            stale = []
         for s in stale:
             if s.get("kind") == "preload":
                 warnings.append(f"preload: {s['path']} {s.get('change', 'changed')} since the prefix was rendered; refresh to re-render it")
@@ -254,6 +280,10 @@ def context_for_task(
         note_sources += _kept_notes(ws, task, warnings)
     base: list[Any] = [system_source(system)] if system else []
     base += [*pre_sources, *note_sources, *hist]
+    if stale:  # as every result says it: files the caller was shown that changed since
+        from .render import stale_line
+
+        base.append(Source("stale", "context", "".join(stale_line(s) + "\n" for s in stale), relevance=1.0, priority=200, label="stale (changed since shown)"))
 
     def window(next_text: str) -> Context:
         extra = [Source("read-next", "context", next_text, relevance=1.0, priority=100, label="read next (not in this window)")] if next_text else []
@@ -261,17 +291,17 @@ def context_for_task(
 
     if found is None or not located:
         what = "no file matches the task's terms" if found is not None else "the task could not be located"
-        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints, or search with grep.\n" + _said(said)), located)
+        return _with_located(window(f"{what}; nothing was located. Name a function, a file or a message the code prints.\n" + _said(said)), located, stale)
     # Room for the read-next block is held while the evidence is chosen: the
     # widest lines it could list, then what is really left out.
     widest = sorted(candidates, key=lambda c: -len(c[1]))
-    held = _next_text(widest, _summary(len(candidates), 10**6, len(candidates), found, said))
+    held = _next_text(widest, _summary(len(candidates), 10**6, len(candidates), found, said, task))
     ctx = window(held)
     for _ in range(3):
         out = {e.source for e in ctx.evicted}
         left = [c for c in candidates if c[0] in out or c[0].startswith("ref:")]
         cost = sum(e.tokens for e in ctx.evicted if e.source.startswith("evidence:") and e.source != "evidence:")
-        summary = _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said)
+        summary = _summary(len([c for c in left if not c[0].startswith("ref:")]), cost, len({c[3] for c in left}), found, said, task)
         text = _next_text(left, summary) if left or said or found.truncated else ""
         again = window(text)
         for most in (NEXT_LINES // 2, 1, 0):  # tight: fewer calls, then the line that says what is missing
@@ -279,9 +309,9 @@ def context_for_task(
                 break
             again = window(_next_text(left, summary, most) if summary or most else "")
         if {e.source for e in again.evicted} - {"read-next"} == out - {"read-next"}:
-            return _with_located(again, located)
+            return _with_located(again, located, stale)
         ctx = again
-    return _with_located(ctx, located)
+    return _with_located(ctx, located, stale)
 
 
 def _kept_notes(ws, task: str, warnings: list[str]) -> list[Source]:
@@ -320,18 +350,22 @@ def _said(said: list[str]) -> str:
     return "".join(f"{s}\n" for s in said)
 
 
-def _summary(regions: int, tokens: int, files: int, found, said: list[str]) -> str:
+def _summary(regions: int, tokens: int, files: int, found, said: list[str], task: str) -> str:
+    from .query import MAX_LOCATE
+
     parts = []
     if regions:
         parts.append(f"left out: {regions:,} region{'s' if regions != 1 else ''} ({tokens:,} tokens) from {files:,} file{'s' if files != 1 else ''}")
     more = found.total - len(found.results)
     if more > 0:
-        parts.append(f"{more:,} more matching file{'s' if more != 1 else ''} not ranked here (jitctx locate --task ... --limit N)")
+        # the call that lists them, in tool-argument syntax (a surface shows it in its own); a long task is not repeated
+        again = call("locate", task=" ".join(task.split()), limit=MAX_LOCATE) if len(task) <= 120 else f"locate lists up to {MAX_LOCATE} with limit={MAX_LOCATE}"
+        parts.append(f"{more:,} more matching file{'s' if more != 1 else ''} not ranked here ({again})")
     parts.extend(said)
     return "; ".join(parts) if parts else ""
 
 
-def _with_located(ctx: Context, located: int) -> Context:
+def _with_located(ctx: Context, located: int, stale: list[dict] | None = None) -> Context:
     from dataclasses import replace
 
-    return replace(ctx, located=located)
+    return replace(ctx, located=located, stale=tuple(stale) if stale is not None else ctx.stale)

@@ -165,17 +165,19 @@ class Ledger:
         for d in delivered:
             self.record(d.path, d.real, d.kind, head, named=d.named)
 
-    def record(self, path: str, real: Path, kind: str, head: str | None, *, named: Path | None = None) -> None:
+    def record(self, path: str, real: Path, kind: str, head: str | None, *, named: Path | None = None, seen: Seen | None = None) -> None:
         """Note that ``path`` (resolved: ``real``) was delivered now, at ``head``.
 
         A path that does not exist is recorded as absent: if it appears later,
         it is reported as ``added`` (preload may record candidates it skipped).
         ``named``: the absolute path before resolving, kept when it differs
-        from ``real`` (see :class:`Delivery`).
+        from ``real`` (see :class:`Delivery`). ``seen``: the file as the read that
+        delivered it found it (the hash of the bytes shown); else it is looked at
+        now, which a writer between that read and this call would make wrong.
         """
         real = Path(real)
         named = Path(named) if named is not None and Path(named) != real else None
-        d = Delivery(path, real, kind, head, observe(real), named)
+        d = Delivery(path, real, kind, head, seen if seen is not None else observe(real), named)
         with self._lock:
             self._items[path] = d
             self._seen[path] = d.seen

@@ -773,7 +773,5 @@ def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
         res.add_notice(f"no file holds any of the task's terms ({', '.join(list(found.terms.weights)[:12])}); name a function, a file or a message the code prints.")
     elif res.truncated:
         more = "+" if found.total >= CANDIDATES else ""
-        res.add_notice(
-            f"showing {len(found.files):,} of {found.total:,}{more} matching files; name more of the task's words to narrow it, or list more with the CLI's --limit or the Python API's limit (the tool shows the best 10)."
-        )
+        res.add_notice(f"showing {len(found.files):,} of {found.total:,}{more} matching files; name more of the task's words to narrow it, or raise limit.")
     return res

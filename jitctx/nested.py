@@ -20,6 +20,7 @@ import threading
 from collections.abc import Callable
 
 from .errors import QueryError
+from .hints import call
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
 from .policy import PathPolicy
 from .redact import redaction_note
@@ -264,7 +265,10 @@ class NestedInstructions:
             def render(k: int) -> str:
                 kept = "".join(line + "\n" for line in lines[:k])
                 of = f"of {offset + len(lines):,}" if loaded.complete else f"of a {loaded.size:,}-byte file"
-                return kept + f"[… {path} cut to {NESTED_TOKENS:,} tokens: kept lines {offset + 1:,}-{offset + k:,} {of}; read on with head path={path} start={offset + k + 1}]\n"
+                return (
+                    kept
+                    + f"[… {path} cut to {NESTED_TOKENS:,} tokens: kept lines {offset + 1:,}-{offset + k:,} {of}; read on with {call('head', path=path, start=offset + k + 1)}]\n"
+                )
 
             k = fit_lines(tok.count, lines, NESTED_TOKENS, render) or 0
             text = render(k)

@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import errno
 import os
+import posixpath
 import stat
 import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from .errors import PathError, QueryError
+from .hints import call
 from .match import DenyRules
 
 __all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "DeniedLink", "Opener", "PathPolicy", "Target", "read_small"]
@@ -251,7 +253,7 @@ class PathPolicy:
                 f"path {given!r} does not exist",
                 path=given,
                 reason="not_found",
-                hint="find it with glob pattern='**/" + PurePosixPath(given).name + "'",
+                hint="find it with " + call("glob", pattern="**/" + PurePosixPath(given).name),
             ) from None
         if not self.inside(real):
             raise self._outside(given)
@@ -266,11 +268,16 @@ class PathPolicy:
             raise PathError(f"path {given!r} cannot be read: {exc.strerror}", path=given, reason="unreadable") from None
         is_dir = stat.S_ISDIR(st.st_mode)
         if want == "file" and is_dir:
-            raise PathError(f"path {given!r} is a directory, not a file", path=given, reason="not_a_file", hint="list it with glob pattern='*' path=" + repr(rel))
+            raise PathError(f"path {given!r} is a directory, not a file", path=given, reason="not_a_file", hint="list it with " + call("glob", pattern="*", path=rel))
         if want == "file" and not stat.S_ISREG(st.st_mode):
             raise PathError(f"path {given!r} is not a regular file", path=given, reason="not_a_file")
         if want == "dir" and not is_dir:
-            raise PathError(f"path {given!r} is a file, not a directory", path=given, reason="not_a_directory", hint="read it with head, or pass its directory as path")
+            raise PathError(
+                f"path {given!r} is a file, not a directory",
+                path=given,
+                reason="not_a_directory",
+                hint=f"read it with {call('head', path=rel)}, or list its folder with {call('glob', pattern='*', path=posixpath.dirname(rel) or '.')}",
+            )
         if want == "file" and (self.is_denied(rel) or self.is_denied(lexical.name)):
             raise PathError(f"path {given!r} is on the deny list; its content is never shown", path=rel, reason="denied", hint="secrets files (.env, keys) are withheld by policy")
         return Target(real, rel, is_dir, st)

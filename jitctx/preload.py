@@ -27,6 +27,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from .hints import call
 from .instructions import Candidate, Loaded, count_memo, list_dir, pick_instruction, pick_readme
 from .policy import PathPolicy
 from .query import check_count
@@ -168,7 +169,7 @@ class _Block:
             kept = f"kept lines {o + 1:,}-{o + k:,} of {o + n:,}" if k else f"kept 0 of {n:,} lines"
         else:
             kept = f"kept lines 1-{k:,} of a {loaded.size:,}-byte file" if k else f"kept 0 lines of a {loaded.size:,}-byte file"  # type: ignore[union-attr]
-        return f"[… {path} cut {why}: {kept}; read on with head path={path} start={o + k + 1}]"
+        return f"[… {path} cut {why}: {kept}; read on with {call('head', path=path, start=o + k + 1)}]"
 
     def render(self, k: int, cut: bool) -> str:
         body = "".join(line + "\n" for line in self.lines[:k])
@@ -477,7 +478,7 @@ def preload(
                     room = f"readme_budget={readme_budget:,} and what the instruction files left of budget={budget:,} have"
                 else:
                     room = f"budget={budget:,} tokens has"
-                warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with head path={c.path}")
+                warnings.append(f"{c.path} was left out of the prefix: {room} no room for it; read it with {call('head', path=c.path)}")
             else:
                 reason = "cut" if block.cut else "included"
                 truncated = block.cut

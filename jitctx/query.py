@@ -16,6 +16,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 
 from .errors import QueryError
+from .hints import call
 
 __all__ = [
     "MAX_TOKENS",
@@ -376,7 +377,11 @@ class HeadQuery(Query):
     def _checked(cls, values: dict, notice: str | None) -> HeadQuery:
         symbol = values.get("symbol")
         if symbol is not None and not symbol.strip():
-            raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__', or leave it out to read by lines", field="symbol")
+            raise QueryError(
+                "symbol is empty",
+                hint=f"name one of its definitions ({call('outline', path=values['path'])} lists them), or read it by lines: {call('head', path=values['path'])}",
+                field="symbol",
+            )
         return cls(**values, notice=notice)
 
 
@@ -444,7 +449,7 @@ class LocateQuery(Query):
     def _checked(cls, values: dict, notice: str | None) -> LocateQuery:
         task = values["task"]
         if not isinstance(task, str) or not task.strip():
-            raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. --task 'retry timeout in the HTTP client'", field="task")
+            raise QueryError(f"the task must be non-empty text, got {task!r}"[:200], hint="describe the change, e.g. task='retry timeout in the HTTP client'", field="task")
         return cls(**values, notice=notice)
 
 
@@ -466,9 +471,9 @@ class NotesQuery(Query):
     def _checked(cls, values: dict, notice: str | None) -> NotesQuery:
         action = values["action"]
         if action == "add" and (not isinstance(values.get("text"), str) or not values["text"].strip()):
-            raise QueryError("notes add needs the note's text", hint="pass text='what to remember'", field="text")
+            raise QueryError("notes add needs the note's text", hint=f"e.g. {call('notes', action='add', text='what to remember')}", field="text")
         if action in ("read", "delete") and values.get("id") is None:
-            raise QueryError(f"notes {action} needs the note's id", hint="list them with notes action=list, then pass id=N", field="id")
+            raise QueryError(f"notes {action} needs the note's id", hint=f"{call('notes', action='list')} shows each note's id", field="id")
         if action != "add" and (values.get("paths") or values.get("symbols")):
-            raise QueryError(f"paths and symbols tie a note when it is added, not with {action}", hint="pass them with action=add", field="paths")
+            raise QueryError(f"paths and symbols tie a note when it is added, not with {action}", hint="give them when you add the note", field="paths")
         return cls(**values)

@@ -62,10 +62,12 @@ class Region:
         }
 
     def read_call(self) -> str:
-        """The CLI call that reads exactly this region."""
+        """The call that reads exactly this region, in tool-argument syntax (``hints.call``)."""
+        from .hints import call
+
         if self.symbol:
-            return f"jitctx head {self.path} --symbol {self.symbol}"
-        return f"jitctx head {self.path} --start {self.start_line} -n {self.end_line - self.start_line + 1}"
+            return call("head", path=self.path, symbol=self.symbol)
+        return call("head", path=self.path, start=self.start_line, n=self.end_line - self.start_line + 1)
 
 
 def _line_terms(lines: list[str], wanted: dict[str, float]) -> list[set[str]]:

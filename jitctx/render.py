@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
+from .hints import call
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
 from .text import show_name
 
@@ -27,6 +28,11 @@ class View:
         return path
 
     def hint(self, text: str) -> str:
+        return text
+
+    def calls(self, text: str) -> str:
+        """A prefix's or a window's ``text`` with the calls its own lines name (cut markers,
+        ``==> ... <==`` labels, the read-next block) in this view's syntax; file content as it is."""
         return text
 
 
@@ -83,30 +89,46 @@ def _ref_line(r: FileRef, now: float | None, view: View = _AS_IS) -> str:
     return line
 
 
-def _line_ref(r: LineRef, view: View = _AS_IS) -> str:
-    path = show_name(view.path(r.path))
-    out = [f"{path}-{c['line']}-{c['text']}" for c in r.before]
-    out.append(f"{path}:{r.line}:{r.text}" if r.symbol is None else f"{path}:{r.line} [{show_name(r.symbol)}]:{r.text}")
-    out.extend(f"{path}-{c['line']}-{c['text']}" for c in r.after)
-    return "\n".join(out)
+def _numbered(r: LineRef) -> list[str]:
+    """A match's lines under its file's heading, as ``rg --heading`` prints them:
+    ``12-context``, ``13:match``, ``13 [Class.method]:match`` (the enclosing definition)."""
+    out = [f"{c['line']}-{c['text']}" for c in r.before]
+    out.append(f"{r.line}:{r.text}" if r.symbol is None else f"{r.line} [{show_name(r.symbol)}]:{r.text}")
+    out.extend(f"{c['line']}-{c['text']}" for c in r.after)
+    return out
 
 
-def _with_breaks(items: list, texts: list[str]) -> list[str]:
-    """Matching lines with context get a ``--`` line between groups that are not
-    adjacent (another file, or a gap), as rg and grep print them."""
-    if not any(isinstance(r, LineRef) and (r.before or r.after) for r in items):
-        return texts
+def _span(r: LineRef) -> tuple[int, int]:
+    return (r.before[0]["line"] if r.before else r.line), (r.after[-1]["line"] if r.after else r.line)
+
+
+def _grouped(items: list, now: float | None, view: View) -> list[str]:
+    """Items as text lines, matching lines grouped under their file (``rg --heading``):
+    the path once, then its lines; a blank line between files; ``--`` between groups of
+    context lines that are not adjacent in one file. Other items as they are. The JSON
+    form is unchanged: one object per match, each with its path."""
     out: list[str] = []
-    prev = None
-    for item, text in zip(items, texts):
-        if isinstance(item, LineRef) and isinstance(prev, LineRef):
-            last = prev.after[-1]["line"] if prev.after else prev.line
-            first = item.before[0]["line"] if item.before else item.line
-            if item.path != prev.path or first > last + 1:
-                out.append("--")
-        out.append(text)
+    prev: LineRef | None = None
+    context = any(isinstance(r, LineRef) and (r.before or r.after) for r in items)
+    for item in items:
+        if not isinstance(item, LineRef):
+            out.append(render_item(item, now, view))
+            prev = None
+            continue
+        out.extend(_heading(item, prev, context, view))
+        out.extend(_numbered(item))
         prev = item
     return out
+
+
+def _heading(item: LineRef, prev: LineRef | None, context: bool, view: View) -> list[str]:
+    """What goes before a match's lines: its file's heading (after a blank line) when it
+    starts a file, ``--`` when it is not adjacent to the match before it, else nothing."""
+    if prev is None or item.path != prev.path:
+        return ([""] if prev is not None else []) + [show_name(view.path(item.path))]
+    if context and _span(item)[0] > _span(prev)[1] + 1:
+        return ["--"]
+    return []
 
 
 def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
@@ -116,7 +138,8 @@ def _excerpt(e: Excerpt, now: float | None, view: View = _AS_IS) -> str:
         where = f"last {n:,} lines"
     else:
         numbers = range(e.start_line, e.start_line + len(e.lines))
-        where = f"lines {e.start_line:,}-{e.end_line:,} of {e.total_lines:,}" if e.lines else f"0 lines shown of {e.total_lines:,}"
+        of = f" of {e.total_lines:,}" if e.total_lines is not None else ", total not counted"  # over 8 MiB: the notice says so
+        where = f"lines {e.start_line:,}-{e.end_line:,}{of}" if e.lines else f"0 lines shown{of}"
     tokens = f", {e.tokens:,} tokens" if e.tokens is not None else ""
     flags = " [ignored]" if e.ignored else ""
     head = f"==> {show_name(view.path(e.path))} ({where}, {human_size(e.size)}, {age(e.mtime, now)}{tokens}){flags} <=="
@@ -161,8 +184,8 @@ def render_item(item: object, now: float | None = None, view: View = _AS_IS) -> 
     if isinstance(item, Diff):
         tokens = f", {item.tokens:,} tokens" if item.tokens is not None else ""
         return f"==> {show_name(view.path(item.path))} ({item.summary()}, {human_size(item.size)}, {age(item.mtime, now)}{tokens}) <==\n" + item.content.rstrip("\n")
-    if isinstance(item, LineRef):
-        return _line_ref(item, view)
+    if isinstance(item, LineRef):  # on its own: under its file's heading
+        return "\n".join([show_name(view.path(item.path)), *_numbered(item)])
     if isinstance(item, FileRef):
         return _ref_line(item, now, view)
     if type(item).__name__ in ("FileHit", "Note"):  # locate.FileHit, notes.Note render themselves
@@ -188,18 +211,16 @@ def stale_line(s: dict, view: View = _AS_IS) -> str:
 def _instruction(i: dict, view: View = _AS_IS) -> str:
     path = show_name(view.path(i["path"]))
     rule = i.get("rule")
-    read = f"read it with head path={i['path']}"
+    read = f"read it with {call('head', path=i['path'], start=rule['start'] if rule and rule.get('start', 1) > 1 else None)}"
     if rule:  # a path-scoped rule of another agent's format (DESIGN section 13)
         globs = ", ".join(rule["globs"][:3]) + (", …" if len(rule["globs"]) > 3 else "")
         what = f"{path} ({rule['format']} rule for {show_name(globs)}) applies to {show_name(view.path(rule['matched']))}"
-        if rule.get("start", 1) > 1:
-            read += f" start={rule['start']}"
     else:
         folder = show_name(view.path(i.get("dir", ".")))
         by = f" (imported by {show_name(view.path(i['imported_by']))})" if i.get("imported_by") else ""
         what = f"{path}{by} applies to files under {folder}/"
     if i.get("content") is not None:
-        return f"[instructions] {what}:\n{i['content'].rstrip()}"
+        return f"[instructions] {what}:\n{view.calls(i['content'].rstrip())}"
     return f"[instructions] {what}; " + view.hint(read)
 
 
@@ -272,7 +293,7 @@ def render_text(result: Result, now: float | None = None, view: View | None = No
     if result.tool == "outline" and not any(isinstance(r, Unchanged) for r in result.results):
         parts += _outline(result, v)
     else:
-        parts += _with_breaks(result.results, [render_item(r, now, v) for r in result.results])
+        parts += _grouped(result.results, now, v)
     if result.notice:
         parts.append(f"[{'truncated' if result.truncated else 'note'}] {show_name(v.hint(result.notice))}")  # one line, whatever names it holds
     return "\n".join(parts)
@@ -310,9 +331,16 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     fixed = tokenizer.count(render_text(replace(result, results=[]), view=view))
     room = max_tokens - fixed - 60  # leave room for the cut notice
     items = result.results
-    kept, used = [], 0
+    v = view or _AS_IS
+    context = any(isinstance(r, LineRef) and (r.before or r.after) for r in items)
+    kept, used, prev = [], 0, None
     for item in items:
-        cost = tokenizer.count(render_item(item, view=view or _AS_IS)) + (3 if isinstance(item, LineRef) and (item.before or item.after) else 1)  # + a '--' line
+        if isinstance(item, LineRef):  # priced as shown: its lines, and its file's heading when it starts one
+            cost = tokenizer.count("\n".join([*_heading(item, prev, context, v), *_numbered(item)])) + 1
+            prev = item
+        else:
+            cost = tokenizer.count(render_item(item, view=v)) + 1
+            prev = None
         if used + cost > room:
             break
         kept.append(item)
@@ -320,5 +348,5 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
     if len(kept) == len(items):
         return result
     out = replace(result, results=kept, truncated=True)
-    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens}; raise max_tokens, or narrow the request (offset/limit/path).")
+    out.add_notice(f"cut to {len(kept):,} of {len(items):,} items to fit max_tokens={max_tokens}; raise max_tokens, or narrow the request.")
     return out

@@ -45,7 +45,7 @@ def working_directory() -> Path:
     try:
         return Path(os.getcwd())
     except OSError:
-        raise RepoError("the working directory no longer exists", hint="cd to an existing directory, or pass --root") from None
+        raise RepoError("the working directory no longer exists", hint="cd to an existing directory, or pass root=DIR") from None
 
 
 def _is_git_dir(path: Path) -> bool:
@@ -60,15 +60,15 @@ def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike |
     """Resolve the served root: ``root`` > ``$JITCTX_ROOT`` > git top > cwd.
 
     A ``.git`` file (worktree, submodule) counts as a git top level. Refuses
-    ``/``, the home directory itself, an empty root (``--root ''``, a set but
+    ``/``, the home directory itself, an empty root (``root=''``, a set but
     empty ``$JITCTX_ROOT``), and a git dir or bare repository (all git
     internals: its ``config`` may hold credentials).
     """
     start = Path(cwd) if cwd else working_directory()
     if root is not None:
         if str(root).strip() == "":
-            raise RepoError("the root is empty (--root '')", hint="pass --root with a project directory, or leave it out for the git top level of the working directory")
-        chosen, source, fix = str(root), "root", "pass --root with an existing directory"
+            raise RepoError("the root is empty (root='')", hint="pass a project directory as root=DIR, or no root for the git top level of the working directory")
+        chosen, source, fix = str(root), "root", "pass an existing directory as root=DIR"
     elif ROOT_ENV in os.environ:
         chosen, source, fix = os.environ[ROOT_ENV], f"${ROOT_ENV}", f"set {ROOT_ENV} to an existing directory, or unset it"
         if not chosen.strip():
@@ -99,10 +99,10 @@ def find_root(root: str | os.PathLike | None = None, *, cwd: str | os.PathLike |
                 resolved = d
                 break
     if resolved == Path(resolved.anchor):
-        raise RepoError(f"refusing to serve the filesystem root {str(resolved)!r}", hint="pass --root with a project directory")
+        raise RepoError(f"refusing to serve the filesystem root {str(resolved)!r}", hint="pass a project directory as root=DIR")
     home = Path.home().resolve()
     if resolved == home:
-        raise RepoError(f"refusing to serve the home directory {str(resolved)!r}", hint="pass --root with a project directory")
+        raise RepoError(f"refusing to serve the home directory {str(resolved)!r}", hint="pass a project directory as root=DIR")
     return resolved
 
 

@@ -1,15 +1,21 @@
-"""What a session was shown of each file, and the short answer to reading it again.
+"""What a session was shown of each file, and the rules of reading it again.
 
-Owns the session's record of shown lines (per file: the content they were
-shown from, judged by its sha256, which line ranges at which turn and what
-they cost) and the pure rules of a re-read (issue 22): lines shown from the
-same content are not repeated (an unchanged note, or only the lines not yet
-shown); a file changed since can be answered with a unified diff against
-the text that was shown, after which the lines the caller can rebuild are
-known again. Content decides, never mtime: a checkout that restores the same
-bytes is unchanged, an edit that keeps the mtime is not. No I/O: the
-Workspace reads, asks and records. Does not own staleness reports (the
-ledger) or reading files (``peek``, ``policy``).
+Owns the session's record of what the caller holds of each file (per file:
+the sha256 of the bytes of its latest delivery, the text it was shown as
+(redacted, cut as head cuts), and which lines of that text the caller holds
+and since which turn) and the pure rules of a re-read (issues 22 and 29):
+
+- lines the caller holds that are still the file's lines at the same numbers
+  are not repeated (an unchanged note, or only the lines it does not hold);
+- a file changed since can be answered with a unified diff against the text
+  the caller was shown, only when every line asked for can be rebuilt from
+  what it holds and the diff (``diff_since``);
+- after every answer the record follows what the caller can rebuild from the
+  answers' text alone: lines shown, lines carried through a diff (renumbered),
+  lines still equal at their numbers; never more.
+
+Content decides, never mtime. No I/O: ``rereads`` reads, asks and records.
+Does not own staleness reports (the ledger) or reading files (``peek``).
 """
 
 from __future__ import annotations
@@ -18,11 +24,26 @@ import difflib
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-__all__ = ["DIFF_LIMIT", "Seen", "Shown", "known_after_diff", "merge", "unified_diff", "uncovered"]
+__all__ = [
+    "DIFF_LIMIT",
+    "Known",
+    "Seen",
+    "Shown",
+    "add",
+    "clip",
+    "diff_since",
+    "merge",
+    "same_lines",
+    "spans",
+    "turns_in",
+    "uncovered",
+]
 
-DIFF_LIMIT = 1 << 20  # bytes of a file whose shown text is kept for diffs
-TEXT_BUDGET = 64 << 20  # bytes of shown text a session keeps (least recently shown dropped first)
+DIFF_LIMIT = 1 << 20  # bytes of a file whose shown text is kept for diffs and line-by-line judgement
+TEXT_BUDGET = 64 << 20  # characters of shown text a session keeps (least recently shown dropped first)
 MAX_FILES = 10_000
+
+Known = list[tuple[int, int, int]]  # (start, end, turn), sorted and disjoint: lines held, and the turn that showed them
 
 
 def merge(ranges: list[tuple[int, int]]) -> list[tuple[int, int]]:
@@ -53,27 +74,116 @@ def uncovered(shown: list[tuple[int, int]], a: int, b: int) -> list[tuple[int, i
     return out
 
 
-def unified_diff(old: str, new: str, path: str, *, upto: int | None = None) -> tuple[str, int]:
-    """``old`` -> ``new`` as a unified diff (3 lines of context), headed by ``path``; hunk
-    headers carry the new text's line numbers. ``upto``: only the hunks that start at or
-    before that line of the new text (what a read up to it needs). Returns the diff (empty
-    when nothing is left) and how many hunks were left out after ``upto``."""
-    a, b = old.splitlines(keepends=True), new.splitlines(keepends=True)
-    groups = list(difflib.SequenceMatcher(None, a, b, autojunk=False).get_grouped_opcodes(3))
+def spans(known: Known) -> list[tuple[int, int]]:
+    """The lines of ``known``, merged, without their turns."""
+    return merge([(s, e) for s, e, _ in known])
+
+
+def _normal(segments: list[tuple[int, int, int]]) -> Known:
+    """Sorted, adjacent segments of the same turn joined (segments must not overlap)."""
+    out: Known = []
+    for s, e, t in sorted(seg for seg in segments if seg[0] <= seg[1]):
+        if out and out[-1][2] == t and s == out[-1][1] + 1:
+            out[-1] = (out[-1][0], e, t)
+        else:
+            out.append((s, e, t))
+    return out
+
+
+def clip(known: Known, a: int, b: int) -> Known:
+    """``known`` within lines ``a``-``b``."""
+    return [(max(s, a), min(e, b), t) for s, e, t in known if e >= a and s <= b]
+
+
+def _without(known: Known, a: int, b: int) -> Known:
+    """``known`` outside lines ``a``-``b``."""
+    out: Known = []
+    for s, e, t in known:
+        if e < a or s > b:
+            out.append((s, e, t))
+            continue
+        if s < a:
+            out.append((s, a - 1, t))
+        if e > b:
+            out.append((b + 1, e, t))
+    return out
+
+
+def add(known: Known, a: int, b: int, turn: int) -> Known:
+    """``known`` with lines ``a``-``b`` shown at ``turn`` (what they held before is replaced)."""
+    if a > b:
+        return list(known)
+    return _normal([*_without(known, a, b), (a, b, turn)])
+
+
+def turns_in(known: Known, a: int, b: int) -> list[int]:
+    """The turns that showed the held lines among ``a``-``b``."""
+    return sorted({t for s, e, t in known if s <= b and e >= a})
+
+
+def same_lines(known: Known, old: list[str], new: list[str]) -> Known:
+    """The held lines whose text in ``new`` is the text at the same number in ``old``:
+    what a caller holding ``old``'s lines still holds correctly of ``new``."""
+    out: Known = []
+    for s, e, t in known:
+        run = None
+        for k in range(s, min(e, len(new)) + 1):
+            if k <= len(old) and old[k - 1] == new[k - 1]:
+                run = k if run is None else run
+                continue
+            if run is not None:
+                out.append((run, k - 1, t))
+                run = None
+        if run is not None:
+            out.append((run, min(e, len(new)), t))
+    return _normal(out)
+
+
+def diff_since(old: list[str], new: list[str], path: str, known: Known, turn: int, *, upto: int | None = None) -> tuple[str, int, Known, bool]:
+    """``old`` -> ``new`` (lines without ends) as a unified diff headed by ``path`` (3 lines
+    of context; hunk headers carry the new text's line numbers), and what a caller holding
+    ``known`` of ``old`` can rebuild of ``new`` after reading it.
+
+    ``upto``: only the hunks that start at or before that line of the new text (what a
+    read up to it needs). Returns the diff (empty when no hunk is kept), how many hunks were
+    left out after ``upto``, the lines known after: held lines in unchanged blocks at
+    their new numbers (with the turns that showed them) and every line a kept hunk shows
+    (context and added lines, at ``turn``), up to the line before the first change left
+    out (a reader cannot place lines past it); and whether every old line the kept hunks
+    show (context and removed) is held: a diff says "as shown", so one over lines the
+    caller was not shown (or holds from an older version) must not be given."""
+    sm = difflib.SequenceMatcher(None, old, new, autojunk=False)
+    ops = list(sm.get_opcodes())  # before grouping: get_grouped_opcodes trims the cached list in place
+    groups = list(sm.get_grouped_opcodes(3))
     kept = [g for g in groups if upto is None or g[0][3] + 1 <= upto]
+    left = groups[len(kept) :]
+    out: Known = []
+    for op, i1, i2, j1, _ in ops:
+        if op == "equal":
+            for s, e, t in known:  # old lines s..e (1-based) inside this block keep their text
+                lo, hi = max(s - 1, i1), min(e, i2)
+                if lo < hi:
+                    out.append((j1 + (lo - i1) + 1, j1 + (hi - i1), t))
+    for s, e in merge([(g[0][3] + 1, g[-1][4]) for g in kept]):  # a hunk shows its new side
+        out = [*_without(out, s, e), (s, e, turn)]
+    out = _normal(out)
+    if left:
+        out = clip(out, 1, next(op[3] for op in left[0] if op[0] != "equal"))
     if not kept:
-        return "", len(groups)
-    out = [f"--- a/{path} (as shown)\n", f"+++ b/{path} (now)\n"]
+        return "", len(left), out, True
+    held = spans(known)
+    shown = all(not uncovered(held, g[0][1] + 1, g[-1][2]) for g in kept if g[-1][2] > g[0][1])
+    text = [f"--- a/{path} (as shown)\n", f"+++ b/{path} (now)\n"]
     for g in kept:
         i1, i2, j1, j2 = g[0][1], g[-1][2], g[0][3], g[-1][4]
-        out.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
+        text.append(f"@@ -{_span(i1, i2)} +{_span(j1, j2)} @@\n")
         for tag, x1, x2, y1, y2 in g:
             if tag == "equal":
-                out += [" " + ln for ln in a[x1:x2]]
+                text += [f" {ln}\n" for ln in old[x1:x2]]
                 continue
-            out += ["-" + ln for ln in a[x1:x2]]
-            out += ["+" + ln for ln in b[y1:y2]]
-    return "".join(ln if ln.endswith("\n") else ln + "\n\\ No newline at end of file\n" for ln in out), len(groups) - len(kept)
+            text += [f"-{ln}\n" for ln in old[x1:x2]]
+            text += [f"+{ln}\n" for ln in new[y1:y2]]
+    return "".join(text), len(left), out, shown
 
 
 def _span(start: int, end: int) -> str:
@@ -82,49 +192,35 @@ def _span(start: int, end: int) -> str:
     return f"{start + 1}" if length == 1 else f"{start if length == 0 else start + 1},{length}"
 
 
-def known_after_diff(old: str, new: str, shown: list[tuple[int, int]]) -> list[tuple[int, int]]:
-    """The new text's lines a caller can rebuild after a diff: unchanged lines it was
-    shown before (mapped to their new numbers) and every line the diff's hunks show."""
-    a, b = old.splitlines(), new.splitlines()
-    known: list[tuple[int, int]] = []
-    for tag, i1, i2, j1, j2 in difflib.SequenceMatcher(None, a, b, autojunk=False).get_opcodes():
-        if tag == "equal":
-            for s, e in shown:  # old lines s..e (1-based) inside this block keep their text
-                lo, hi = max(s - 1, i1), min(e, i2)
-                if lo < hi:
-                    known.append((j1 + (lo - i1) + 1, j1 + (hi - i1)))
-        elif j2 > j1:
-            known.append((j1 + 1, j2))  # shown in the diff as added lines
-    return merge(known)
-
-
 @dataclass(slots=True)
 class Seen:
-    """One file as a session was shown it: ``sha256`` of the bytes the lines came from,
-    its ``text`` when small enough to diff against, the ``ranges`` shown (merged), and
-    per delivery (start, end, turn, tokens) in ``deliveries``; ``outline``: (turn, count)
-    of an outline shown from the same bytes, if any."""
+    """One file as the session's caller holds it: ``sha256`` of the bytes of its latest
+    delivery; ``text``: those bytes as shown (lines joined by ``\\n``: redacted, cut as
+    head cuts), kept when the file is at most ``DIFF_LIMIT`` bytes; ``total``: its lines;
+    ``known``: the lines held as they are in that text, with the turns that showed them;
+    ``last_turn``: the latest turn that showed or confirmed any of it; ``outline``:
+    (turn, count, limit, sha256) of the latest outline shown whole."""
 
     sha256: str
     text: str | None
-    total: int | None
-    ranges: list[tuple[int, int]] = field(default_factory=list)
-    deliveries: list[tuple[int, int, int, int]] = field(default_factory=list)
-    outline: tuple[int, int, int] | None = None
+    total: int
+    known: Known = field(default_factory=list)
+    last_turn: int = 0
+    outline: tuple[int, int, int, str] | None = None
 
-    def turns(self, a: int, b: int) -> tuple[list[int], int]:
-        """The turns that showed lines ``a``-``b``, and the tokens those deliveries cost."""
-        hit = [(t, tok) for s, e, t, tok in self.deliveries if s <= b and e >= a]
-        return sorted({t for t, _ in hit}), sum(tok for _, tok in hit)
+    def lines(self) -> list[str] | None:
+        if self.text is None:
+            return None
+        return self.text.split("\n") if self.total else []
 
 
 class Shown:
     """The session's record: path -> :class:`Seen`, bounded (the least recently shown
-    files go first past ``TEXT_BUDGET`` bytes of kept text or ``MAX_FILES`` files)."""
+    files go first past ``TEXT_BUDGET`` characters of kept text or ``MAX_FILES`` files)."""
 
     def __init__(self) -> None:
         self._files: OrderedDict[str, Seen] = OrderedDict()
-        self._bytes = 0
+        self._chars = 0
 
     def get(self, path: str) -> Seen | None:
         return self._files.get(path)
@@ -132,44 +228,17 @@ class Shown:
     def forget(self, path: str) -> None:
         seen = self._files.pop(path, None)
         if seen is not None and seen.text is not None:
-            self._bytes -= len(seen.text)
+            self._chars -= len(seen.text)
 
-    def lines(self, path: str, sha256: str, text: str | None, total: int | None, a: int, b: int, turn: int, tokens: int) -> None:
-        """Lines ``a``-``b`` of the content ``sha256`` were shown at ``turn``."""
-        seen = self._files.get(path)
-        if seen is None or seen.sha256 != sha256:
-            self.forget(path)
-            seen = Seen(sha256, text, total)
-            self._keep(path, seen)
-        elif seen.text is None and text is not None:  # an outline came first: keep the text now
-            seen.text, seen.total = text, total
-            self._bytes += len(text)
-        self._files.move_to_end(path)
-        if a <= b:
-            seen.ranges = merge([*seen.ranges, (a, b)])
-            seen.deliveries.append((a, b, turn, tokens))
-
-    def replaced(self, path: str, sha256: str, text: str | None, total: int | None, known: list[tuple[int, int]], turn: int, tokens: int) -> None:
-        """A diff at ``turn`` took the caller to the content ``sha256``: ``known`` lines of it."""
+    def put(self, path: str, seen: Seen) -> None:
+        """``seen`` is now what the caller holds of ``path``."""
         self.forget(path)
-        seen = Seen(sha256, text, total, merge(known), [(a, b, turn, tokens) for a, b in merge(known)])
-        self._keep(path, seen)
-
-    def outline(self, path: str, sha256: str, turn: int, count: int, limit: int) -> None:
-        seen = self._files.get(path)
-        if seen is None or seen.sha256 != sha256:
-            self.forget(path)
-            seen = Seen(sha256, None, None)
-            self._keep(path, seen)
-        seen.outline = (turn, count, limit)
-
-    def _keep(self, path: str, seen: Seen) -> None:
         self._files[path] = seen
         if seen.text is not None:
-            self._bytes += len(seen.text)
-        while len(self._files) > MAX_FILES or self._bytes > TEXT_BUDGET:
+            self._chars += len(seen.text)
+        while len(self._files) > MAX_FILES or self._chars > TEXT_BUDGET:
             old, dropped = self._files.popitem(last=False)
             if dropped.text is not None:
-                self._bytes -= len(dropped.text)
+                self._chars -= len(dropped.text)
             if old == path:
                 break

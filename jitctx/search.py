@@ -150,6 +150,8 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery, *, beside: Callable[[
     backend = pick_backend("python" if q.backend == "auto" and repo.blocking_rules() else q.backend)
     outcome = backend.count(scope)
     counts = outcome.counts
+    if backend.name == "rg":  # the python backend reads through the opener, which refuses them
+        counts = _without_denied_links(policy, counts)
     # the page's files in order (every file has a match, so a page of lines needs no more than
     # offset + limit files): by path, stable pages for offset/limit; count mode most matches first, ties by path
     order = _first(counts, q.offset + q.limit, key=(lambda p: (-counts[p], p)) if q.mode == "count" else None)
@@ -224,6 +226,25 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery, *, beside: Callable[[
         res.extra["skipped_files"] = [s.to_dict() for s in skipped]
     shown = list(dict.fromkeys(r.path for r in results))
     return res, shown
+
+
+def _without_denied_links(policy: PathPolicy, counts: dict[str, int]) -> dict[str, int]:
+    """``counts`` without the files that are a hard link to a denied file (DESIGN 2). rg
+    searches any file its walk names, so a second name of ``.env`` would be counted: in
+    every mode the totals would confirm or deny a pattern, byte by byte, on a file never
+    shown. One ``lstat`` per matching file; the walk for denied files' inodes runs only
+    when one of them has several names."""
+    root = str(policy.root)
+    linked = []
+    for path in counts:
+        try:
+            st = os.lstat(f"{root}/{path}")
+        except OSError:
+            continue  # gone since: the page says so when it reaches it
+        if st.st_nlink > 1:
+            linked.append((path, st))
+    drop = {path for path, st in linked if policy.is_denied_inode(st)}
+    return {p: n for p, n in counts.items() if p not in drop} if drop else counts
 
 
 def _first(counts: dict[str, int], k: int, *, key: Callable[[str], object] | None = None) -> list[str]:

@@ -604,7 +604,9 @@ def main(argv: list[str]) -> int:
 
     parser = cli.build_parser("serve")
     try:
-        args = parser.parse_args(argv)
+        args, extra = parser.parse_known_args(argv)
+        if extra:  # refused with serve's own usage, as every subcommand's
+            cli.subparser(parser, "serve").error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0
     try:

@@ -27,6 +27,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from .errors import QueryError
+from .hints import call
 from .refs import Excerpt, FileRef, LineRef, Result
 from .render import human_size
 
@@ -422,7 +423,7 @@ def evidence_sources(items: Iterable[object] | Result, *, relevance: float | Cal
             more = len(nums) - len(shown)
             label = f"{it}:{shown[0]}-{shown[-1]}" if len(shown) > 1 else f"{it}:{shown[0]}"
             if more:
-                label += f" ({more} more lines; read them with head path={it} start={shown[-1] + 1})"
+                label += f" ({more} more lines; read them with {call('head', path=it, start=shown[-1] + 1)})"
             out.append(Source(f"evidence:{it}", "evidence", _numbered((n, lines[n]) for n in shown), relevance=rel(it), timestamp=refs[0].mtime, label=label))
         elif isinstance(it, Excerpt):
             if it.start_line is None:

@@ -67,6 +67,8 @@ class Context:
     ``prefix_hash`` is the sha256 of the stable sections' text.
     ``messages`` are the kept history messages, oldest first.
     ``located``: how many files matched the task (``context_for_task``).
+    ``stale``: the files the session delivered that changed since, as every
+    result's ``stale`` (``context_for_task``; the window says so too).
     """
 
     text: str
@@ -80,6 +82,7 @@ class Context:
     prefix_hash: str
     messages: tuple[Message, ...] = field(default=())
     located: int | None = None  # files task retrieval found (context_for_task); None: none ran
+    stale: tuple[dict, ...] | None = None  # the session's stale files when the window was made (context_for_task); None: not asked
 
     @property
     def stable_text(self) -> str:
@@ -108,6 +111,7 @@ class Context:
             "cut": [c.to_dict() for c in self.cuts],
             "warnings": list(self.warnings),
             **({} if self.located is None else {"located": self.located}),
+            **({} if self.stale is None else {"stale": list(self.stale)}),
         }
 
     def to_openai(self) -> list[dict[str, Any]]:

@@ -12,7 +12,10 @@ from __future__ import annotations
 import os
 import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, replace
+from functools import wraps
 
 from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
@@ -33,6 +36,17 @@ __all__ = ["Refreshed", "Workspace"]
 
 QUICK_SECONDS = 2.5  # from a locate call's start: the deadline of its first pass when the index is being built
 QUICK_MIN = 1.5  # the first pass's own seconds at least, however long the listing took: on a loaded machine a later answer, never an empty one
+
+
+def _one_call(method):
+    """A primitive of the session: one call of its caller (:meth:`Workspace.call`)."""
+
+    @wraps(method)
+    def run(self, *args, **kwargs):
+        with self.call():
+            return method(self, *args, **kwargs)
+
+    return run
 
 
 class Workspace:
@@ -96,7 +110,8 @@ class Workspace:
             from .rereads import Rereads
 
             self._rereads = Rereads(self.policy, lambda: self.content_counts)
-        self.turn = 0  # calls answered in this session: "shown at turn N"
+        self.turn = 0  # calls made in this session, failed ones included: "shown at turn N"
+        self._depth = 0  # calls under way (a call made inside another is part of it)
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
 
@@ -169,6 +184,7 @@ class Workspace:
 
     # -- primitives -----------------------------------------------------------
 
+    @_one_call
     def glob(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
         """Files matching a gitignore-style ``pattern`` under ``path``, as references.
 
@@ -180,53 +196,86 @@ class Workspace:
         res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
 
+    @_one_call
     def head(self, path: str, n: int = 100, *, start: int = 1, symbol: str | None = None, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000); with
-        ``symbol``, exactly that definition's lines (``n`` and ``start`` unused).
+        ``symbol``, exactly that definition's lines (``n`` unused; ``start``, when
+        several definitions bear the name, picks the one holding that line).
         ``force``/``diff``: see the class's ``rereads``."""
         q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
         if q.symbol is None:
             return self._peek(q, max_tokens)
+        from .errors import PathError
+        from .query import MAX_LINES
         from .structure import resolve_file
 
-        rel = resolve_file(self.policy, q.path)
-        d = self.code.find_symbol(rel, q.symbol)
+        try:
+            rel = resolve_file(self.policy, q.path)
+        except PathError as exc:
+            if self._rereads is not None:
+                self._rereads.gone(q.path, exc)  # deleted since shown: says so
+            raise
+        d = self.code.find_symbol(rel, q.symbol, start=q.start)
         lines = d.end_line - d.start_line + 1
-        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line, force=q.force, diff=q.diff), max_tokens)
+        sq = HeadQuery.make(path=rel, n=min(lines, MAX_LINES), start=d.start_line, force=q.force, diff=q.diff)
+        if lines > MAX_LINES:  # named after what the caller asked for, not an n it never passed
+            sq = replace(
+                sq,
+                notice=f"{q.symbol} spans {lines:,} lines ({d.start_line:,}-{d.end_line:,}): its first {MAX_LINES:,} are shown (head reads at most {MAX_LINES:,} lines at once).",
+            )
+        res = self._peek(sq, max_tokens, until=d.end_line)
+        note = self.code.defined_elsewhere(rel, d)  # a declaration: where its body is (the price counts it too)
+        if note:
+            res.add_notice(note)
         res.extra["symbol"] = {"kind": d.kind, "qualname": d.qualname, "start_line": d.start_line, "end_line": d.end_line}
         return res
 
+    @_one_call
     def tail(self, path: str, n: int = 100, *, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
         """The last ``n`` lines of a text file, read from the end."""
         return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
 
-    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None) -> Result:
-        from .peek import add_read_on, fit_excerpt, peek
-        from .rereads import tool_of
+    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
+        from .peek import peek
 
         rr = self._rereads
         now = rr.now(q.path) if rr is not None else None
-        said, tool = None, tool_of(q)
-        if rr is not None and now is not None and not q.force:
-            early = rr.before(q, now, lambda res, paths: self._fill(res, paths, content=True))
-            if isinstance(early, Result):
-                return early
-            if early is not None:
-                q, said = early  # only the lines not shown yet
-        res, delivered = peek(self.repo, self.policy, q)
-        res.tool = tool
+        if rr is None or now is None:
+            res, delivered = peek(self.repo, self.policy, q)
+            head = self.head_sha()
+            self._record_all([delivered], head)
+            self._fill(res, [delivered.path], content=True, head=head)
+            return self._cut(res, max_tokens, until=until)
+        cap = self._cap(max_tokens)
+        ans = rr.answer(q, now, self.turn, cap, ignored=self.repo.is_ignored(now.path))
+        res = ans.result
         head = self.head_sha()
-        self._record_all([delivered], head)
-        self._fill(res, [delivered.path], content=True, head=head)
-        if said:
-            res.add_notice(said)
+        self._record_read(now, head)
+        self._fill(res, [now.path], content=True, head=head)
+        if ans.kind == "lines":
+            res = self._cut(res, max_tokens, ans.asked, until=until)
+        rr.record(ans, res, now, self.turn)
+        return res
+
+    def _cut(self, res: Result, max_tokens: int | None, asked: tuple[int, int] | None = None, *, until: int | None = None) -> Result:
+        """An excerpt priced and cut to the token cap, with the call that reads on (past
+        ``asked`` when only part of the lines asked for are shown; none past ``until``, a
+        definition shown to its end: see ``peek.add_read_on``)."""
+        from .peek import add_read_on, fit_excerpt
+
         cap = self._cap(max_tokens)
         if cap is not None:
-            res = fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
-        else:
-            res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
-            add_read_on(res)
-        return rr.after(q, res, now, cap, self.turn) if rr is not None else res
+            return fit_excerpt(res, cap, self.tokenizer, self.view, asked=asked, until=until)  # the read-on call is priced in
+        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
+        add_read_on(res, asked, until=until)
+        return res
+
+    def _record_read(self, now, head: str | None) -> None:
+        """The ledger's delivery of a file a session read once: the hash of the bytes shown."""
+        if self._record:
+            from .ledger import Seen
+
+            self.ledger.record(now.path, now.real, "read", head, seen=Seen(True, now.sig, now.sha256, now.at_ns))
 
     @property
     def code(self) -> CodeIndex:
@@ -239,6 +288,7 @@ class Workspace:
                     self._code = CodeIndex(self.repo, self.policy, count=self.content_counts.count)  # definitions priced when shown
         return self._code
 
+    @_one_call
     def outline(self, path: str, *, limit: int = 500, force: bool = False, max_tokens: int | None = None) -> Result:
         """One file's definitions in source order, as symbol references (DESIGN 9):
         kind, qualname, lines (decorators and doc comment included), signature,
@@ -256,18 +306,45 @@ class Workspace:
             return self._finish(note, [rel], max_tokens, content=False)
         res = self._finish(self.code.outline(rel, limit=q.limit), [rel], max_tokens, content=False)
         if rr is not None and now is not None and not res.truncated:
-            rr.shown.outline(rel, now[1], self.turn, len(res.results), q.limit)
+            after = rr.now(rel)  # the outline read the file itself: recorded only when the bytes held still between
+            if after is not None and after.sha256 == now.sha256:
+                rr.outline_shown(rel, now, self.turn, len(res.results), q.limit)
         return res
 
+    @_one_call
     def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
         """Definitions across the repository by name, qualified name or prefix
         (``__add__``, ``Rational.__add__``, ``Rational.``): exact before qualified
-        before prefix, source before tests."""
+        before prefix, source before tests. Never waits for the index: when it is far
+        behind (a first call on a big tree), the answer comes from what is indexed and
+        the files grep finds defining the name, parsed now, within ``QUICK_SECONDS``; the
+        notice says so, and the build goes on in the background."""
+        started = time.monotonic()
         q = SymbolsQuery.make(query=query, path=path, kind=kind, limit=limit)
         under = self.policy.resolve(q.path, want="dir").path if q.path not in (".", "") else ""
-        res = self.code.symbols(q.query, under=under, kind=q.kind, limit=q.limit)
+        code = self.code
+        res = code.symbols(q.query, under=under, kind=q.kind, limit=q.limit, deadline=started + QUICK_SECONDS)
+        if "partial" in res.extra:  # the index is behind: the rest is built in the background (issue 30)
+            res.add_notice(self._build_state(code))
         return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
 
+    def _build_state(self, code) -> str:
+        """Start (or find) the background build; say how far it is."""
+        from . import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"({code.index.notice}: no index is kept, so none is built.)"
+        running = build.start(str(self.root), index_path)
+        got = build.progress(index_path)
+        if running and got is not None and got.total:
+            return f"The index is being built in the background ({got.phase}: {got.percent()}% of {got.total:,} files)."
+        if running:
+            return "The index is being built in the background."
+        why = build.failed(index_path)
+        return f"The index cannot be built ({why})." if why else "No background build could start."
+
+    @_one_call
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
         """Search file contents (ripgrep regex syntax) under ``path``.
 
@@ -302,6 +379,7 @@ class Workspace:
 
     view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
 
+    @_one_call
     def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None, file_tokens: bool = True) -> Result:
         """The files and regions ``task`` is about, best first (DESIGN section 10).
 
@@ -396,28 +474,63 @@ class Workspace:
         gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
         return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"
 
-    def current(self, call) -> bool | None:
-        """Whether what a jitctx tool call returned is still current: for head, tail and
-        outline of a file this session delivered, ``False`` when the file changed since,
-        else ``True``; ``None`` when it cannot be told (other tools, other files). The
-        ``is_current`` of :func:`jitctx.compact.compact`."""
+    def current(self, call, content: str | None = None) -> bool | None:
+        """Whether what a jitctx tool call returned is still current; the ``is_current`` of
+        :func:`jitctx.compact.compact`, which passes the result's ``content``.
+
+        With ``content`` (head, tail, outline in a session): judged by that content itself,
+        the text or JSON the caller kept: every line it shows is the file's line now (an
+        excerpt's numbered lines, a diff's new side), the lines a note vouched for are
+        still held as they are now, an outline's rows are the outline now. Without it, for
+        a file this session delivered: ``False`` when the file changed since the latest
+        delivery, else ``True``. ``None`` when it cannot be told (other tools, other
+        files, nothing in the content to judge, a file over 8 MiB or binary)."""
         import json
 
-        from .errors import JitctxError
+        from .errors import JitctxError, PathError
 
-        if getattr(call, "name", None) not in ("head", "tail", "outline") or self._ledger is None:
+        if getattr(call, "name", None) not in ("head", "tail", "outline"):
             return None
         try:
             args = json.loads(call.arguments or "{}")
             rel = self.policy.resolve(str(args["path"]), want="any").path
+        except PathError as exc:  # gone since: its content is judged (not current) and let go
+            if exc.reason != "not_found" or not isinstance(args, dict):
+                return None
+            rel = os.path.normpath(str(args["path"])).replace(os.sep, "/")
         except (ValueError, KeyError, TypeError, JitctxError):
             return None
-        if not any(d.path == rel for d in self.ledger.deliveries()):
+        rr = self._rereads
+        if content is not None and rr is not None:
+            if call.name == "outline":
+                return self._outline_current(rel, args, content)
+            return rr.current(rel, content)
+        if self._ledger is None or not any(d.path == rel for d in self.ledger.deliveries()):
             return None
         return not any(s["path"] == rel for s in self.stale())
 
+    def _outline_current(self, rel: str, args: dict, content: str) -> bool | None:
+        """An outline's text against the outline of the file now: the same rows, or not."""
+        from .errors import JitctxError
+        from .render import render_text
+
+        rows = [ln for ln in content.split("\n") if ln and not ln.startswith(("==>", "["))]
+        rr = self._rereads
+        if "outline unchanged since shown" in content and rr is not None:
+            got, now = rr.outlines.get(rel), rr.now(rel)
+            return None if got is None or now is None else got[3] == now.sha256
+        if not rows:
+            return None
+        try:
+            limit = args.get("limit", 500)
+            fresh = render_text(self.code.outline(rel, limit=limit if isinstance(limit, int) else 500), view=self.view)
+        except (JitctxError, OSError):
+            return False
+        return rows == [ln for ln in fresh.split("\n") if ln and not ln.startswith(("==>", "["))]
+
     # -- notes (issue 22) ------------------------------------------------------------------
 
+    @_one_call
     def notes(self, action: str, text: str | None = None, *, id: int | None = None, paths=(), symbols=(), max_tokens: int | None = None) -> Result:
         """Notes kept outside the window and the tree, per repository (:mod:`jitctx.notes`):
         ``add`` (``text``, optionally tied to ``paths`` and ``symbols``), ``list``, ``read``
@@ -436,32 +549,53 @@ class Workspace:
 
         return NoteStore(str(self.root))
 
+    @_one_call
     def read_regions(self, path: str, spans: list[tuple[int, int]]) -> Result:
         """Several line ranges of one file read at once, as excerpts (``head``'s
-        shape, exact tokens, secrets redacted), recorded as read. For
-        ``context_for_task``: one open per file instead of a ``head`` per region."""
-        from .peek import cut_line
-        from .refs import Delivered, Excerpt, mtime_of
-        from .text import decode, split_lines
+        shape, exact tokens, secrets redacted with the whole file as context), recorded
+        as read. For ``context_for_task``: one open per file instead of a ``head`` per region."""
+        import time
 
+        from .redact import Finding, redaction_note
+        from .refs import Excerpt
+        from .rereads import READ_LIMIT, Now
+
+        at = time.time_ns()
         target = self.policy.resolve(path, want="file")
         with self.policy.opener() as opener:
-            data, st = opener.read(target.path, 8 * 1024 * 1024)
-        text, replaced = decode(data)
-        lines = split_lines(text)
-        out = []
+            data, st = opener.read(target.path, READ_LIMIT + 1)
+        whole = len(data) <= READ_LIMIT
+        now = Now(target.path, target.real, data[:READ_LIMIT], st, at)
+        lines = now.lines()
+        out, notes = [], []
         for start, end in spans:
-            shown = [cut_line(ln)[0] for ln in lines[start - 1 : end]]  # head's own rule for long lines
+            shown = lines[start - 1 : end]
             content = "".join(ln + "\n" for ln in shown)
-            out.append(Excerpt(target.path, st.st_size, mtime_of(st), start, start + len(shown) - 1, len(lines), content, replaced=replaced))
+            last = start + len(shown) - 1
+            replaced = any(start <= k <= last for k in now.replaced)
+            out.append(Excerpt(target.path, now.size, now.mtime, start, last, len(lines) if whole else None, content, replaced=replaced, tokens=self.content_counts.count(content)))
+            found = [Finding(k, what) for k in range(start, last + 1) for what in now.findings.get(k, ())]
+            if found:
+                notes.append(redaction_note(target.path, found))
         res = Result("head", out, total=len(out))
-        redact_result(res)
-        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
-        self._record_all([Delivered(target.path, target.real, "read")], self.head_sha())
+        for note in notes:
+            res.add_notice(note)
+        head = self.head_sha()
+        if whole:
+            self._record_read(now, head)
+            if self._rereads is not None:
+                for start, end in spans:
+                    if start <= min(end, len(lines)):
+                        self._rereads.read_lines(now, start, min(end, len(lines)), self.turn)
+        elif self._record:
+            from .refs import Delivered
+
+            self.ledger.record_all([Delivered(target.path, target.real, "read")], head)
         return res
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
+    @_one_call
     def preload(
         self,
         cwd: str | None = None,
@@ -512,11 +646,23 @@ class Workspace:
         """
         return self._stale_for(self.head_sha())
 
+    @contextmanager
+    def call(self) -> Iterator[int]:
+        """One call of the session's caller, as ``with ws.call() as turn:``. Every primitive
+        is one; a call that fails counts too, and calls made inside one (``context --task``
+        locates, reads regions and lists notes) are part of it: turn N is the caller's Nth call."""
+        if not self._depth:
+            self.turn += 1
+        self._depth += 1
+        try:
+            yield self.turn
+        finally:
+            self._depth -= 1
+
     def _fill(self, res: Result, paths: list[str], *, content: bool, head: str | None = None) -> None:
         """The session fields: ``git_head``, ``instructions`` met just now (recorded as
         delivered), ``stale``."""
         redact_result(res)  # before anything is priced or shown
-        self.turn += 1
         head = self.head_sha() if head is None else head
         res.git_head = head
         res.instructions, delivered = self.nested.on_paths(paths, content=content)

@@ -36,7 +36,7 @@ def run(history, budget, **kw) -> Compaction:
 
 
 def _session():
-    """A user turn, four reads of 30 words each (34 tokens as messages, 18 cleared), then an answer."""
+    """A user turn, four reads of 30 words each (34 tokens as messages, 19 cleared), then an answer."""
     return [
         Message("user", "fix the retry bug"),  # 5
         Message("assistant", "reading the client", (head("c1", "src/a.py"),)),  # 4 + 10 (a call's line)
@@ -63,16 +63,16 @@ def rendered_tokens(messages) -> int:
 
 def test_oldest_results_are_cleared_first_and_the_recent_ones_stay_whole():
     history = _session()
-    got = run(history, SESSION_TOKENS - 30, keep_recent=1)  # one clearing saves 34 - 18 = 16: two are needed
+    got = run(history, SESSION_TOKENS - 30, keep_recent=1)  # one clearing saves 34 - 19 = 15: two are needed
     assert [(c.index, c.tool_call_id) for c in got.cleared] == [(2, "c1"), (4, "c3")]
-    assert got.messages[2] == Message("tool", "[... result cleared: 34 tokens, currency unknown; fetch again with head path=src/a.py start=1 n=40]", tool_call_id="c1")
-    assert got.messages[4].content == "[... result cleared: 34 tokens, currency unknown; fetch again with head path=src/c.py start=1 n=40]"
+    assert got.messages[2] == Message("tool", "[... result cleared: 34 tokens, currency unknown; fetch again with head path=src/a.py start=1 n=40 force=true]", tool_call_id="c1")
+    assert got.messages[4].content == "[... result cleared: 34 tokens, currency unknown; fetch again with head path=src/c.py start=1 n=40 force=true]"
     assert got.messages[5:] == tuple(history[5:])  # c2 is not needed, c4 is the most recent
     assert got.messages[:2] == tuple(history[:2])
-    assert got.cleared[0] == ClearedResult(2, "c1", "head", "head path=src/a.py start=1 n=40", 34, 18, None)
-    assert (got.tokens_before, got.tokens_after, got.tokens_saved, got.budget, got.fits) == (191, 159, 32, 161, True)
+    assert got.cleared[0] == ClearedResult(2, "c1", "head", "head path=src/a.py start=1 n=40 force=true", 34, 19, None)
+    assert (got.tokens_before, got.tokens_after, got.tokens_saved, got.budget, got.fits) == (191, 161, 30, 161, True)
     assert got.tokens_after == rendered_tokens(got.messages)
-    assert got.notice == "cleared 2 old tool results (32 tokens saved): history 159 of 161 tokens; each placeholder names the call that fetches its result again."
+    assert got.notice == "cleared 2 old tool results (30 tokens saved): history 161 of 161 tokens; each placeholder names the call that fetches its result again."
 
 
 def test_keep_recent_counts_tool_results_from_the_end():
@@ -110,7 +110,7 @@ def test_placeholders_name_the_call_the_tokens_and_the_currency():
 
     got = run(history, 0, keep_recent=0, is_current=is_current)
     assert [m.content for m in got.messages[2:]] == [
-        "[... result cleared: 34 tokens, still current; fetch again with head path=src/a.py start=1 n=40]",
+        "[... result cleared: 34 tokens, still current; fetch again with head path=src/a.py start=1 n=40 force=true]",
         "[... result cleared: 24 tokens, changed since: fetch again with grep pattern='def main' path=src]",
         '[... result cleared: 29 tokens, currency unknown; fetch again with fetch_url {"url": "https://x.org/a b"}]',
     ]
@@ -159,7 +159,7 @@ class CharTokenizer:
 def test_a_placeholder_is_not_cleared_again_even_where_that_would_save():
     history = [Message("assistant", "", (head("c1", "a.py"),)), Message("tool", "x" * 1234, tool_call_id="c1"), Message("user", "ok")]
     first = compact(history, 0, keep_recent=0, tokenizer=CharTokenizer())
-    assert first.messages[1].content == "[... result cleared: 1,260 tokens, currency unknown; fetch again with head path=a.py start=1 n=40]"
+    assert first.messages[1].content == "[... result cleared: 1,260 tokens, currency unknown; fetch again with head path=a.py start=1 n=40 force=true]"
     again = compact(first.messages, 0, keep_recent=0, tokenizer=CharTokenizer())
     assert again.cleared == () and again.messages == first.messages
 
@@ -167,7 +167,7 @@ def test_a_placeholder_is_not_cleared_again_even_where_that_would_save():
 def test_a_cleared_result_keeps_its_place_id_name_and_timestamp():
     history = [Message("assistant", "", (head("c1", "a.py"),), timestamp=5.0), Message("tool", words(40), tool_call_id="c1", name="head", timestamp=6.0)]
     got = run(history, 0, keep_recent=0)
-    assert got.messages[1] == Message("tool", "[... result cleared: 44 tokens, currency unknown; fetch again with head path=a.py start=1 n=40]", (), "c1", "head", 6.0)
+    assert got.messages[1] == Message("tool", "[... result cleared: 44 tokens, currency unknown; fetch again with head path=a.py start=1 n=40 force=true]", (), "c1", "head", 6.0)
 
 
 def test_a_long_call_is_named_by_its_id():
@@ -246,7 +246,7 @@ def test_dict_input_is_accepted_and_not_mutated():
     snapshot = json.dumps(history)
     got = run(history, 0, keep_recent=0)
     assert json.dumps(history) == snapshot
-    assert got.messages[2] == Message("tool", "[... result cleared: 44 tokens, currency unknown; fetch again with head path=a.py]", tool_call_id="c1")
+    assert got.messages[2] == Message("tool", "[... result cleared: 44 tokens, currency unknown; fetch again with head path=a.py force=true]", tool_call_id="c1")
     assert got.messages[1].tool_calls == (ToolCall("c1", "head", '{"path": "a.py"}'),)
 
 
@@ -264,11 +264,11 @@ def test_a_history_that_fits_is_returned_unchanged():
 def test_a_history_that_cannot_fit_says_why():
     got = run(_session(), 100, keep_recent=1)
     assert [c.tool_call_id for c in got.cleared] == ["c1", "c3", "c2"]
-    assert (got.tokens_after, got.fits) == (SESSION_TOKENS - 48, False)
+    assert (got.tokens_after, got.fits) == (SESSION_TOKENS - 45, False)
     assert got.notice == (
-        "cleared 3 old tool results (48 tokens saved), but the history still takes 143 tokens, over the budget of 100: "
+        "cleared 3 old tool results (45 tokens saved), but the history still takes 146 tokens, over the budget of 100: "
         "only user/assistant messages (55 tokens), the most recent tool result (34 tokens; lower keep_recent to clear them), "
-        "cleared or short results (54 tokens) remain; raise budget or summarise older turns."
+        "cleared or short results (57 tokens) remain; raise budget or summarise older turns."
     )
     text_only = run([Message("user", words(50)), Message("assistant", words(50))], 10)
     assert not text_only.fits and text_only.cleared == ()
@@ -278,19 +278,19 @@ def test_a_history_that_cannot_fit_says_why():
 
 
 def test_the_report_as_json():
-    got = run(_session(), 160, keep_recent=1, is_current=lambda c: True)
+    got = run(_session(), 161, keep_recent=1, is_current=lambda c: True)
     assert got.to_dict() == {
         "kind": "compact",
         "tokens_before": 191,
-        "tokens_after": 159,
-        "tokens_saved": 32,
-        "budget": 160,
+        "tokens_after": 161,
+        "tokens_saved": 30,
+        "budget": 161,
         "fits": True,
         "cleared": [
-            {"index": 2, "tool_call_id": "c1", "tool": "head", "call": "head path=src/a.py start=1 n=40", "tokens_before": 34, "tokens_after": 18, "current": True},
-            {"index": 4, "tool_call_id": "c3", "tool": "head", "call": "head path=src/c.py start=1 n=40", "tokens_before": 34, "tokens_after": 18, "current": True},
+            {"index": 2, "tool_call_id": "c1", "tool": "head", "call": "head path=src/a.py start=1 n=40 force=true", "tokens_before": 34, "tokens_after": 19, "current": True},
+            {"index": 4, "tool_call_id": "c3", "tool": "head", "call": "head path=src/c.py start=1 n=40 force=true", "tokens_before": 34, "tokens_after": 19, "current": True},
         ],
-        "notice": "cleared 2 old tool results (32 tokens saved): history 159 of 160 tokens; each placeholder names the call that fetches its result again.",
+        "notice": "cleared 2 old tool results (30 tokens saved): history 161 of 161 tokens; each placeholder names the call that fetches its result again.",
     }
 
 
@@ -344,7 +344,7 @@ def test_counts_agree_with_what_the_assembler_admits():
         ({"is_current": lambda c: "yes"}, "is_current", "is_current must return True, False or None, got 'yes' for call 'c1'"),
         ({"history": None}, "history", "history must be a list of messages, got NoneType"),
         ({"history": "user: hi"}, "history", "history must be a list of messages, got str"),
-        ({"history": [{"role": "system", "content": "x"}]}, "role", "history message role must be one of user, assistant, tool, got 'system'"),
+        ({"history": [{"role": "robot", "content": "x"}]}, "role", "history message role must be one of user, assistant, tool, got 'robot'"),
         ({"history": [Message("tool", "r", tool_call_id="zz")]}, "history", "history: tool result for call id 'zz' at message 0 has no matching tool call before it"),
         ({"history": [Message("assistant", "", (head("c1", "a.py"),)), Message("user", "hi")]}, "history", "history: tool call(s) c1 at message 0 have no result before message 1"),
     ],

@@ -350,7 +350,7 @@ def test_case1_hostile_environment(make_repo, tmp_path, variant):
     assert _pwned(tmp_path) == []
     for run in runs:
         assert "OTHER-ONLY" not in run.output and "OTHER-REPO-MARKER" not in run.output, run.describe()
-    assert "src/app.py" in runs[0].stdout and "src/app.py:" in runs[1].stdout and "src/app.py:" in runs[2].stdout
+    assert "src/app.py" in runs[0].stdout and "src/app.py\n3:" in runs[1].stdout and "src/app.py\n3:" in runs[2].stdout  # grouped under the file (issue 33)
 
 
 # == case 2: a symlink swapped in during a call ===============================================

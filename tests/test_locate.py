@@ -166,7 +166,7 @@ def test_exact_symbol_is_the_region_and_says_why(tmp_path):
     assert region.symbol == "retry_request" and region.start_line == 1
     assert region.why[0] == "defines retry_request"
     assert region.tokens == len("\n".join(FILES["src/http/client.py"].split("\n")[0:3]).split()) or region.tokens > 0
-    assert region.read_call() == "jitctx head src/http/client.py --symbol retry_request"
+    assert region.read_call() == "head path=src/http/client.py symbol=retry_request"  # tool syntax; the CLI shows flags
 
 
 def test_line_window_without_definitions(tmp_path):

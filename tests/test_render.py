@@ -85,7 +85,37 @@ def test_issue_15_context_groups_that_are_not_adjacent_are_separated_by_a_dashes
 
     res = Result("grep", [m("a.py", 2, [1], [3]), m("a.py", 4, [], [5]), m("a.py", 9, [8]), m("b.py", 1, [], [2])], total=4)
     assert render_text(res).splitlines() == [
-        "a.py-1-c", "a.py:2:hit", "a.py-3-c", "a.py:4:hit", "a.py-5-c", "--", "a.py-8-c", "a.py:9:hit", "--", "b.py:1:hit", "b.py-2-c",
-    ]  # fmt: skip
+        "a.py", "1-c", "2:hit", "3-c", "4:hit", "5-c", "--", "8-c", "9:hit", "", "b.py", "1:hit", "2-c",
+    ]  # fmt: skip  # grouped under the file, as rg --heading (issue 33)
     plain = Result("grep", [m("a.py", 2), m("a.py", 9)], total=2)
     assert "--" not in render_text(plain).splitlines()  # without context lines, as rg
+
+
+def test_issue_33_grep_content_names_each_file_once_and_json_is_unchanged():
+    import json
+
+    from jitctx.refs import LineRef, Result
+    from jitctx.render import render_json, render_text
+
+    long = "src/a/very/long/path/to/the/module.py"
+    hits = [LineRef(long, 1, 0.0, n, f"hit {n}", symbol="f" if n == 3 else None) for n in (3, 9)] + [LineRef("b.py", 1, 0.0, 1, "hit")]
+    res = Result("grep", hits, total=3, notice="2 files")
+    text = render_text(res)
+    assert text.count(long) == 1
+    assert text.splitlines() == [long, "3 [f]:hit 3", "9:hit 9", "", "b.py", "1:hit", "[note] 2 files"]
+    assert [r["path"] for r in json.loads(render_json(res))["results"]] == [long, long, "b.py"]  # JSON: each match keeps its path
+
+
+def test_issue_33_a_token_cut_prices_grouped_lines_as_shown():
+    from jitctx.refs import LineRef, Result
+    from jitctx.render import fit_tokens, render_text
+
+    class Words:  # about 4 characters a token, as for code
+        def count(self, text):
+            return len(text) // 4 + 1
+
+    long = "src/" + "/".join(["deep"] * 20) + "/module.py"
+    hits = [LineRef(long, 1, 0.0, n, "x") for n in range(1, 301)]
+    out = fit_tokens(Result("grep", hits, total=300), 250, Words())
+    assert out.truncated and len(out.results) > 50  # the path once (~30 tokens), not once a line
+    assert Words().count(render_text(out)) <= 250

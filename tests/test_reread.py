@@ -14,7 +14,7 @@ from jitctx import Workspace
 from jitctx.errors import PathError
 from jitctx.refs import Diff, Excerpt, Unchanged
 from jitctx.render import render_text
-from jitctx.reread import known_after_diff, merge, uncovered, unified_diff
+from jitctx.reread import add, diff_since, merge, same_lines, spans, uncovered
 
 LINES = "".join(f"line {i}\n" for i in range(1, 201))
 
@@ -88,10 +88,16 @@ def test_issue_22_a_changed_file_comes_back_as_a_diff_when_it_is_smaller(ws):
     repo, w = ws
     w.head("big.txt", n=80)
     repo.write("big.txt", LINES.replace("line 30\n", "line THIRTY\n"))
+    res = w.head("big.txt", n=80)  # one line replaced: the others are as shown, at their numbers
+    e = only(res)
+    assert isinstance(e, Excerpt) and (e.start_line, e.end_line, e.content) == (30, 30, "line THIRTY\n")
+    assert "lines 1-80 except 30 were shown at turn 1 and are unchanged: only line 30 is shown" in res.notice
+    assert "changed since shown at turn 1: of the lines you were shown, those that differ now are shown here" in res.notice
+    repo.write("big.txt", LINES.replace("line 30\n", "line THIRTY\nline 30b\n"))  # a line in: the rest moves down
     res = w.head("big.txt", n=80)
     d = only(res)
-    assert isinstance(d, Diff) and "-line 30\n+line THIRTY\n" in d.content and "@@ -27,7 +27,7 @@" in d.content
-    assert d.tokens and d.tokens < 100 and "changed since shown at turn 1" in res.notice and "force=true" in res.notice
+    assert isinstance(d, Diff) and "+line 30b\n" in d.content and "@@ -28,6 +28,7 @@" in d.content
+    assert d.tokens and d.tokens < 100 and "changed since shown at turns 1, 2" in res.notice and "force=true" in res.notice
     assert not res.stale  # read again: current
     # the caller can rebuild lines 1-80 now: a re-read is a note
     assert isinstance(only(w.head("big.txt", n=80)), Unchanged)
@@ -103,7 +109,7 @@ def test_issue_22_a_change_after_the_lines_asked_for_is_a_note_and_a_shift_is_ne
     repo.write("big.txt", LINES.replace("line 150\n", "line 150 changed\n"))
     res = w.head("big.txt", n=40)
     note = only(res)
-    assert isinstance(note, Unchanged) and "only after line 40" in res.notice and "diff=true" in res.notice
+    assert isinstance(note, Unchanged) and "big.txt changed since shown at turn 1, elsewhere: the lines you were shown are as they were" in res.notice
     repo.write("big.txt", LINES.replace("line 150\n", "line 150 changed\n").replace("line 3\n", ""))  # one line gone near the top
     res = w.head("big.txt", n=40)
     d = only(res)
@@ -145,7 +151,7 @@ def test_issue_22_a_checkout_is_judged_by_content(ws):
     repo, w = ws
     w.head("big.txt", n=40)
     repo.checkout("other", create=True)
-    repo.write("big.txt", LINES.replace("line 2\n", "line two\n"))
+    repo.write("big.txt", LINES.replace("line 2\n", "line two\nline 2b\n"))
     repo.commit("change on other")
     assert isinstance(only(w.head("big.txt", n=40)), Diff)
     repo.checkout("main")  # the bytes of turn 1 again, a new mtime
@@ -205,18 +211,31 @@ def test_issue_22_ranges():
     assert uncovered([], 3, 4) == [(3, 4)]
 
 
+def _known(ranges, turn=1):
+    return [(a, b, turn) for a, b in ranges]
+
+
 def test_issue_22_known_lines_after_a_diff_follow_insertions_and_deletions():
-    old = "".join(f"{i}\n" for i in range(1, 21))
-    deleted = old.replace("\n5\n6\n7\n", "\n", 1)  # three lines gone: old 8-20 are new 5-17
-    assert deleted.count("\n") == 17
-    assert known_after_diff(old, deleted, [(1, 10)]) == [(1, 7)]  # old 1-4 and 8-10; nothing added
-    assert known_after_diff(old, deleted, [(15, 20)]) == [(12, 17)]
-    inserted = old.replace("\n5\n", "\n5\nx\ny\n", 1)  # two lines in: old 6-20 are new 8-22
-    assert known_after_diff(old, inserted, [(1, 10)]) == [(1, 12)]  # old 1-10 plus the two shown in the diff
-    assert known_after_diff(old, inserted, [(15, 20)]) == [(6, 7), (17, 22)]
-    assert unified_diff(old, old, "a.txt") == ("", 0)
-    assert unified_diff("a\n", "a", "f")[0].endswith("\\ No newline at end of file\n")
-    late = old.replace("\n18\n", "\n18!\n")
-    assert unified_diff(old, late, "a.txt", upto=10) == ("", 1)  # the change is past line 10 (and its context)
-    text, left = unified_diff(old, late.replace("\n2\n", "\n2!\n"), "a.txt", upto=10)
+    old = [str(i) for i in range(1, 21)]
+    deleted = old[:4] + old[7:]  # three lines gone: old 8-20 are new 5-17
+    after = lambda new, ranges, **kw: spans(diff_since(old, new, "a.txt", _known(ranges), 9, **kw)[2])  # noqa: E731
+    assert diff_since(old, deleted, "a.txt", _known([(1, 10)]), 9)[3] and not diff_since(old, deleted, "a.txt", _known([(15, 20)]), 9)[3]  # the hunk's old lines 2-10
+    assert after(deleted, [(1, 10)]) == [(1, 7)]  # old 1-4 and 8-10, the hunk's context lines
+    assert after(deleted, [(15, 20)]) == [(2, 7), (12, 17)]  # the hunk shows its context: new 2-7
+    inserted = old[:5] + ["x", "y"] + old[5:]  # two lines in: old 6-20 are new 8-22
+    assert after(inserted, [(1, 10)]) == [(1, 12)]  # old 1-10 plus the two shown in the diff
+    assert after(inserted, [(15, 20)]) == [(3, 10), (17, 22)]
+    assert diff_since(old, old, "a.txt", [], 2) == ("", 0, [], True)
+    late = [*old[:17], "18!", *old[18:]]
+    text, left, known, _ = diff_since(old, late, "a.txt", _known([(1, 20)]), 2, upto=10)
+    assert (text, left) == ("", 1) and spans(known) == [(1, 17)]  # the change is past line 10: placed up to it
+    text, left, known, _ = diff_since(old, [old[0], "2!", *late[2:]], "a.txt", _known([(1, 20)]), 2, upto=10)
     assert left == 1 and "+2!" in text and "18!" not in text and "@@ -1,5 +1,5 @@" in text
+    assert spans(known) == [(1, 17)] and (1, 5, 2) in known  # the hunk's lines at the diff's turn, the rest at theirs
+
+
+def test_issue_29_same_lines_and_add_keep_turns():
+    old = ["a", "b", "c", "d"]
+    assert same_lines([(1, 4, 3)], old, ["a", "B", "c"]) == [(1, 1, 3), (3, 3, 3)]
+    assert add([(1, 10, 1)], 4, 6, 2) == [(1, 3, 1), (4, 6, 2), (7, 10, 1)]
+    assert add([(1, 3, 1), (4, 6, 2)], 1, 6, 2) == [(1, 6, 2)]

@@ -16,6 +16,7 @@ from rules_table import CALLS, FIXTURES, PREFIX, delivered
 
 from jitctx.adapters import cli
 from jitctx.adapters import tools as tools_mod
+from jitctx.adapters.cliview import CliView
 from jitctx.tools import dispatch
 from jitctx.workspace import Workspace
 
@@ -44,7 +45,7 @@ def run(capsys, *argv: str) -> tuple[int, str, str]:
 def test_issue_34_cli_preload_prints_the_table_prefix(make_repo, capsys, name):
     root = str(make_repo(name).root)
     code, out, _ = run(capsys, "preload", "--root", root)
-    assert code == 0 and out == PREFIX[name]
+    assert code == 0 and out == CliView().calls(PREFIX[name])  # the calls in its labels as command lines (issue 33)
     code, out, _ = run(capsys, "preload", "--root", root, "--json")
     assert json.loads(out)["text"] == PREFIX[name]
 
@@ -94,7 +95,7 @@ def test_issue_34_the_command_answers_as_the_table_says(make_repo):
     """As a command: CI runs this file again with every call through the warm server."""
     root = str(make_repo("rules_all").root)
     pre = _command("preload", "--root", root)
-    assert pre.returncode == 0 and pre.stdout == PREFIX["rules_all"]
+    assert pre.returncode == 0 and pre.stdout == CliView().calls(PREFIX["rules_all"])
     head = _command("head", "svc/api.py", "--root", root, "--json")
     assert delivered(json.loads(head.stdout)["instructions"]) == next(c[3] for c in CALLS if c[:2] == ("rules_all", "head"))
     only = _command("head", "svc/api.py", "--root", root, "--json", JITCTX_FORMATS="copilot")

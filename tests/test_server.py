@@ -379,7 +379,7 @@ def test_issue_22_a_cli_session_rereads_through_the_server(make_repo):
     first = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
     again = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
     assert "line 7" in first and "line 7" not in again and "unchanged since shown at turn 1" in again and "--force" in again
-    repo.write("notes.txt", "".join(f"line {i}\n" for i in range(1, 61)).replace("line 7\n", "line SEVEN\n"))
+    repo.write("notes.txt", "".join(f"line {i}\n" for i in range(1, 61)).replace("line 7\n", "line SEVEN\nline 7b\n"))  # lines move: a diff
     diff = jitctx("head", "notes.txt", "-n", "40", cwd=root, server=True, **s)[1].decode()
     assert "-line 7" in diff and "+line SEVEN" in diff
     assert "line 9" in jitctx("head", "notes.txt", "-n", "40", "--force", cwd=root, server=True, **s)[1].decode()

@@ -13,19 +13,20 @@ import sys
 
 from .. import __version__
 
-__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main"]
+__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main", "subparser"]
 
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
 
 
-def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True, server: bool = True) -> None:
-    """``--root`` and ``--json``, which every subcommand accepts (DESIGN 11); one that
-    means nothing for a subcommand (``root=False``/``json=False``) is accepted but not listed.
+def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True, server: bool = True, json_help: str | None = None) -> None:
+    """``--root`` and ``--json``, which every subcommand that reads a repository takes
+    (DESIGN 11); a subcommand that would not use one (``root=False``/``json=False``)
+    does not take it, so argparse refuses it with that subcommand's usage (exit 2).
     ``--no-server`` where the thin client could send the call to a server (``jitctx.client``)."""
-    root_help = "repository root (default: $JITCTX_ROOT, else the git top level of the working directory)"
-    p.add_argument("--root", metavar="DIR", help=root_help if root else argparse.SUPPRESS)
-    json_help = "print one JSON object instead of text (errors too, on stdout, exit 2)"
-    p.add_argument("--json", action="store_true", help=json_help if json else argparse.SUPPRESS)
+    if root:
+        p.add_argument("--root", metavar="DIR", help="repository root (default: $JITCTX_ROOT, else the git top level of the working directory)")
+    if json:
+        p.add_argument("--json", action="store_true", help=json_help or "print one JSON object instead of text (errors too, on stdout, exit 2)")
     if server:
         p.add_argument("--no-server", action="store_true", help="run in this process, not through the root's warm server (also JITCTX_SERVER=0)")
 
@@ -58,14 +59,15 @@ def _query_options(p: argparse.ArgumentParser, query: type) -> None:
         shown = f"{a.doc} (default {q.default:g})" if isinstance(q.default, float) else f"{a.doc} (default {q.default})" if q.default not in (None, False, (), "", 0) else a.doc
         if not a.flags:
             kw: dict = {} if q.required else {"nargs": "?", "default": q.default}
-            p.add_argument(q.name, help=shown, **kw)
+            p.add_argument(q.name, help=shown, choices=a.choices or None, **kw)
         elif q.kind == "bool":
             p.add_argument(*a.flags, dest=q.name, action="store_true", help=a.doc)
         elif q.kind == "strs":
             p.add_argument(*a.flags, dest=q.name, action="append", default=[], metavar=a.metavar, help=a.doc + " (repeatable)")
         else:
-            # no argparse default: the Query applies its own, and sees which options were given
-            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=None, metavar=a.metavar, help=shown)
+            # no argparse default: the Query applies its own, and sees which options were given;
+            # a required one is required here too, so its absence is a usage error naming it
+            p.add_argument(*a.flags, dest=q.name, type=_CLI_TYPES[q.kind], choices=a.choices or None, default=None, metavar=a.metavar, help=shown, required=q.required)
 
 
 def _query_values(args, query: type) -> dict:
@@ -162,8 +164,9 @@ _HELP = {
         ["jitctx glob '**/*.py' src", "jitctx glob '*.md' --sort path", "jitctx glob 'src/**' --include-ignored --limit 20"],
     ),
     "grep": (
-        "Prints matching files with match counts (--mode files), matching lines as path:line:text (content;\n"
-        "-A/-B/-C imply it), or files by match count, most first (count). Paged with --limit/--offset.",
+        "Prints matching files with match counts (--mode files), matching lines under each file's path as\n"
+        "line:text, as rg --heading (content; -A/-B/-C imply it), or files by match count, most first (count).\n"
+        "Paged with --limit/--offset.",
         ["jitctx grep 'def main' -g '*.py'", "jitctx grep TODO src -C 2", "jitctx grep -F 'a.b(' --mode count"],
     ),
     "head": ("Prints the lines numbered, under a header with the file's line count, size, age and tokens.", ["jitctx head README.md", "jitctx head src/app.py --start 120 -n 40"]),
@@ -211,6 +214,12 @@ _HELP = {
         ["jitctx serve --status", "jitctx serve --stop", "jitctx serve --idle 3600"],
     ),
     "session": ("Prints an id; export it as JITCTX_SESSION so later calls share what was shown (re-reads, changes since).", ["export JITCTX_SESSION=$(jitctx session new)"]),
+    "index": (
+        "Prints the build's progress (a bar on a terminal, plain lines otherwise; stderr), then a summary (stdout).\n"
+        "It builds the paths and words locate needs first, then the definitions outline and symbols need. Calls never\n"
+        "wait for it: without it, the index is built in the background.",
+        ["jitctx index", "jitctx index --status", "jitctx index --stop"],
+    ),
 }
 
 
@@ -222,7 +231,8 @@ _EXITS_FOR = {
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
     "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop) or one already runs, 2 error",
-    "session": "exit status: 0",
+    "session": "exit status: 0, or 2 for a usage error",
+    "index": "exit status: 0 built (--status: current; --stop: a build was stopped), 1 --status: behind or being built, --stop: no build ran, 2 error",
 }
 
 
@@ -305,7 +315,7 @@ def _watch_parser(sub, name: str) -> None:
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
     p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
     _formats(p)
-    _common(p, json=False, server=False)
+    _common(p, server=False, json_help="an error is also one JSON object on stdout, exit 2 (events are JSON lines either way)")
 
 
 def _context_parser(sub, name: str) -> None:
@@ -323,7 +333,7 @@ def _tools_parser(sub, name: str) -> None:
 
 
 def _mcp_parser(sub, name: str) -> None:
-    p = _sub(sub, name, "serve glob, grep, head, tail over MCP (stdio)")
+    p = _sub(sub, name, "serve the tools glob, grep, head, tail, outline, symbols, locate, notes over MCP (stdio)")
     _formats(p)
     _common(p, json=False, server=False)
 
@@ -335,6 +345,14 @@ def _serve_parser(sub, name: str) -> None:
     p.add_argument("--idle", type=float, metavar="SECONDS", help="exit after SECONDS without a call (default: $JITCTX_SERVER_IDLE, else 600)")
     p.add_argument("--spawned", metavar="DIGEST", help=argparse.SUPPRESS)  # started by the client: quiet, detached
     _common(p, json=False, server=False)
+
+
+def _index_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "build the root's code index in the foreground, or say how it stands (--status) or stop a background build (--stop)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--status", action="store_true", help="say how the index stands: built, files behind, a build under way, store size")
+    which.add_argument("--stop", action="store_true", help="stop the background build (what it wrote stays; the next build goes on from there)")
+    _common(p, server=False)
 
 
 def _session_parser(sub, name: str) -> None:
@@ -353,7 +371,17 @@ _SUBCOMMANDS = {
     "mcp": _mcp_parser,
     "serve": _serve_parser,
     "session": _session_parser,
+    "index": _index_parser,
 }
+
+
+def subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.ArgumentParser:
+    """The parser of ``command`` (the top-level one when there is none)."""
+    for action in parser._subparsers._group_actions if parser._subparsers is not None else ():
+        found = getattr(action, "choices", None) or {}
+        if command in found:
+            return found[command]
+    return parser
 
 
 def _workspace(args):
@@ -470,8 +498,7 @@ def _cmd_locate(args) -> int:
     from ..query import LocateQuery
 
     ws = _workspace(args)
-    values = {"task": None, **_query_values(args, LocateQuery)}  # no --task: the Query's own error names it
-    return _emit(args, ws.locate(**values, max_tokens=args.max_tokens))
+    return _emit(args, ws.locate(**_query_values(args, LocateQuery), max_tokens=args.max_tokens))
 
 
 def _cmd_notes(args) -> int:
@@ -492,8 +519,9 @@ def _cmd_preload(args) -> int:
         import json
 
         sys.stdout.write(json.dumps(pre.to_dict(), ensure_ascii=False) + "\n")
-    elif pre.text:
-        sys.stdout.write(pre.text if pre.text.endswith("\n") else pre.text + "\n")
+    elif pre.text:  # the prefix as it is, but a cut marker's read-on call as a command line
+        text = args.view.calls(pre.text)
+        sys.stdout.write(text if text.endswith("\n") else text + "\n")
     for w in [] if args.json else pre.warnings:
         sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
     if not args.json:  # the prefix on stdout stays byte-stable; what it cost is said beside it
@@ -585,7 +613,7 @@ def _cmd_context(args) -> int:
     ws = _workspace(args)
     # the prefix runs to the working directory, as `jitctx preload` does; a failing preload is a warning
     ctx = context_for_task(ws, args.task, budget=args.budget, cwd=_from_cwd(ws, "."))
-    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else ctx.text.rstrip("\n")) + "\n")
+    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else args.view.calls(ctx.text).rstrip("\n")) + "\n")
     sys.stdout.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
         sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
@@ -614,6 +642,75 @@ def _cmd_mcp(args) -> int:
     return serve(args.root, formats=args.formats)
 
 
+def _cmd_index(args) -> int:
+    import json
+    import time
+
+    from .. import build
+    from ..render import human_size
+
+    ws = _workspace(args)
+    code = ws.code
+    path = code.index.path
+    if path is None:
+        _error(f"the index of {ws.root} cannot be kept: {code.index.notice}", "set XDG_CACHE_HOME or JITCTX_CACHE_DIR to a writable folder")
+        return EXIT_ERROR
+    if args.stop:
+        pid = build.stop(path)
+        text = f"stopped the background build (pid {pid})" if pid else "no background build runs"
+        sys.stdout.write((json.dumps({"stopped": pid}) if args.json else text) + "\n")
+        return EXIT_FOUND if pid else EXIT_EMPTY
+    if args.status:
+        st = build.state(code)
+        current = st["built"] and not st["behind"] and st["building"] is None
+        if args.json:
+            sys.stdout.write(json.dumps(st) + "\n")
+        else:
+            lines = [f"index of {ws.root}: " + ("current" if current else "built" if st["built"] else "not built"), f"store: {path} ({human_size(st['bytes'])})"]
+            if st["built"]:
+                lines.append(f"files: {st['files']:,} indexed, {st['to_parse']:,} still to parse for definitions")
+            if st["behind"]:
+                lines.append(f"behind by {st['behind']:,} files (new, changed, not parsed yet or gone)")
+            b = st["building"]
+            if b is not None:
+                far = f"{b['phase']}: {100 * b['done'] // b['total'] if b['total'] else 0}% of {b['total']:,} files" if b["total"] else "listing the files"
+                lines.append(f"building in the background ({far}, pid {b['pid']}); stop it with jitctx index --stop")
+            if st["failed"]:
+                lines.append(f"the last build could not write the store: {st['failed']}")
+            sys.stdout.write("\n".join(lines) + "\n")
+        return EXIT_FOUND if current else EXIT_EMPTY
+    from .progress import Reporter
+
+    report = Reporter()
+    started = time.monotonic()
+    try:
+        while True:
+            code.close()  # the builder opens its own
+            got = build.build_here(str(ws.root), path, nice=False, progress=report)
+            if got != 1:
+                break
+            # a background build holds the lock: follow it to its end, then bring the rest up to date
+            while (running := build.progress(path)) is not None:
+                report(running.phase, running.done, running.total)
+                time.sleep(0.2)
+    finally:
+        report.close()
+    if got == 3:
+        _error(f"the index cannot be written: {build.failed(path)}", "free some disk space, or set JITCTX_CACHE_DIR to a writable folder")
+        return EXIT_ERROR
+    if got != 0:
+        _error("the index build failed", "set JITCTX_DEBUG=1 and run jitctx index again to see why")
+        return EXIT_ERROR
+    rows, _waiting = code.index.outlined()
+    size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    seconds = time.monotonic() - started
+    if args.json:
+        sys.stdout.write(json.dumps({"root": str(ws.root), "path": path, "files": rows, "bytes": size, "seconds": round(seconds, 2)}) + "\n")
+    else:
+        sys.stdout.write(f"index of {ws.root}: {rows:,} files, {human_size(size)} ({path}), in {seconds:.1f} s\n")
+    return EXIT_FOUND
+
+
 def _cmd_session(args) -> int:
     sys.stdout.write(os.urandom(12).hex() + "\n")
     return EXIT_FOUND
@@ -634,6 +731,7 @@ _COMMANDS = {
     "tools": _cmd_tools,
     "mcp": _cmd_mcp,
     "session": _cmd_session,
+    "index": _cmd_index,
 }  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server), which sits above the CLI
 
 
@@ -672,8 +770,10 @@ def _main(argv: list[str] | None) -> int:
         # argparse fills an optional positional before it sees later options:
         # `jitctx grep PAT --mode content src` means path=src
         args.path, extra = extra[0], []
-    if extra:
-        parser.error(f"unrecognized arguments: {' '.join(extra)}")
+    if extra:  # refused with the subcommand's own usage, as argparse does for its other errors
+        if early is not None:
+            early.close()  # the listing started for a call that will not run
+        subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
     if hasattr(sys.stdout, "reconfigure"):
         # file names that are not UTF-8 print as their own bytes, as ls does
         sys.stdout.reconfigure(errors="surrogateescape")

@@ -6,8 +6,10 @@ fixed_strings=true``, ``raise limit``) into what a shell user types
 (``jitctx head app.py --start 68``, ``pass --fixed-strings``, ``raise
 --limit``), and printing repo-relative paths relative to the working
 directory, as rg and git grep do, so a printed path pastes back into the
-same shell. Tool and MCP callers see the canonical form (they speak tool
-arguments and have no working directory). Does not own what a result holds
+same shell. The calls on jitctx's own lines of a prefix or a window (cut
+markers, labels, the read-next block) are translated too (``calls``); the
+file content around them is not. Tool and MCP callers see the canonical
+form (they speak tool arguments and have no working directory). Does not own what a result holds
 or how it is laid out (``render``).
 """
 
@@ -20,10 +22,20 @@ from ..render import View
 
 __all__ = ["CliView", "flag_for"]
 
-_TOOLS = ("head", "tail", "glob", "grep", "outline", "symbols")
-_POSITIONAL = {"head": ("path",), "tail": ("path",), "glob": ("pattern", "path"), "grep": ("pattern", "path"), "outline": ("path",), "symbols": ("query", "path")}
+_TOOLS = ("head", "tail", "glob", "grep", "outline", "symbols", "locate", "notes")
+_POSITIONAL = {
+    "head": ("path",),
+    "tail": ("path",),
+    "glob": ("pattern", "path"),
+    "grep": ("pattern", "path"),
+    "outline": ("path",),
+    "symbols": ("query", "path"),
+    "locate": (),
+    "notes": ("action", "text"),
+}
 # a value: quoted, a number with digit groups, or a run up to a space or punctuation that ends a clause
-_VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:])"
+# (a value with a space, a quote or brackets is quoted: jitctx.hints.call)
+_VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:\]])"  # a bare value never ends a marker's "]"
 _ARG = rf"[a-z_]+={_VALUE}"
 
 
@@ -37,10 +49,12 @@ class _Rx:
         self.loose = re.compile(rf"(?<![\w-])([a-z_]+)=({_VALUE})")
         self.raise_ = re.compile(r"\braise (limit|max_tokens|timeout|n)\b")
         self.words = re.compile(r"(?<![\w=-])(max_tokens|fixed_strings|include_ignored|ignore_case|multiline)(?![\w=])")
-        self.bound = re.compile(r"(?<![\w-])([a-z_]+)(>=|<=)(\d[\d,]*)")  # pass limit>=1
+        self.bound = re.compile(r"(?<![\w-])([a-z_]+) ?(>=|<=) ?(\d[\d,]*)")  # pass limit>=1
         self.subject = re.compile(r"^(?:([a-z]+): )?([a-z_]+)(?= must )")  # "limit must be ..." (an error's subject)
         self.plain = re.compile(r"[\w.,*/-]+")  # needs no shell quoting
-        self.paging = re.compile(r"\(offset/limit/path\)")
+        # the lines of a prefix or a window that are jitctx's own, not file content: a cut marker
+        # (preload, nested instructions), a label, the read-next block (context)
+        self.own = re.compile(r"(?m)^(?:\[… [^\n]*\]|==> [^\n]* <==)$|^--- read next \(not in this window\) ---\n(?:[^\n]+\n?)*")
 
 
 _rx: _Rx | None = None
@@ -53,16 +67,17 @@ def _patterns() -> _Rx:
     return _rx
 
 
-_EXTRA_FLAGS = {"max_tokens": "--max-tokens", "budget": "--budget", "readme_budget": "--readme-budget", "timeout": "--timeout", "n": "-n"}
+# the options that are not a primitive's Query field (preload, context, watch; every subcommand's --root)
+_EXTRA_FLAGS = {"max_tokens": "--max-tokens", "budget": "--budget", "readme_budget": "--readme-budget", "timeout": "--timeout", "n": "-n", "root": "--root", "cwd": "--cwd"}
 
 
 def flag_for(name: str) -> str | None:
     """The CLI option for a parameter name (the long one; ``-n`` for ``n``), or ``None``."""
     if name in _EXTRA_FLAGS:
         return _EXTRA_FLAGS[name]
-    from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, params
+    from ..query import FindQuery, HeadQuery, LocateQuery, NotesQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, params
 
-    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery, OutlineQuery, SymbolsQuery):
+    for query in (SearchQuery, FindQuery, HeadQuery, TailQuery, OutlineQuery, SymbolsQuery, LocateQuery, NotesQuery):
         for p in params(query):
             if p.name == name and p.arg.flags and p.arg.cli:
                 longs = [f for f in p.arg.flags if f.startswith("--")]
@@ -95,13 +110,18 @@ class CliView(View):
         if "=" in text:
             text = rx.call.sub(self._call, text)
             text = rx.loose.sub(self._loose, text)
-        text = rx.bound.sub(lambda m: f"{flag_for(m.group(1))} {m.group(2)} {m.group(3)}" if flag_for(m.group(1)) else m.group(0), text)
+        text = rx.bound.sub(lambda m: f"{flag_for(m.group(1))} {m.group(3)} {'or more' if m.group(2) == '>=' else 'or less'}" if flag_for(m.group(1)) else m.group(0), text)
         text = rx.subject.sub(
             lambda m: (m.group(1) + ": " if m.group(1) else "") + (flag_for(m.group(2)) or m.group(2)) if m.group(2) not in ("path", "pattern", "query") else m.group(0), text
         )
         text = rx.raise_.sub(lambda m: f"raise {flag_for(m.group(1))}", text)
-        text = rx.paging.sub("(--offset/--limit/PATH)", text)
         return rx.words.sub(lambda m: flag_for(m.group(1)) or m.group(1), text)
+
+    def calls(self, text: str) -> str:
+        rx = _patterns()
+        if "=" not in text:
+            return text
+        return rx.own.sub(lambda m: rx.call.sub(self._call, m.group(0)), text)
 
     def _arg(self, name: str, value: str) -> str | None:
         """One argument as the CLI writes it; ``None`` to leave it as it is."""
@@ -110,7 +130,7 @@ class CliView(View):
         raw = _unquote(value)
         if name == "path":
             return "PATH" if raw == "..." else quote(self.path(raw))
-        if name in ("pattern", "query"):
+        if name in ("pattern", "query", "text", "action"):  # positional: the value alone
             return quote(raw)
         flag = flag_for(name)
         if flag is None:

@@ -1,7 +1,7 @@
-"""``jitctx mcp``: glob, grep, head, tail (and the preload) over MCP, stdio.
+"""``jitctx mcp``: the tools of :mod:`jitctx.adapters.tools` (and the preload) over MCP, stdio.
 
-Owns the MCP server: the tool list (from :mod:`jitctx.adapters.tools`, with
-``readOnlyHint``), tool calls (through ``dispatch``: compact text plus the JSON
+Owns the MCP server: the tool list (from :mod:`jitctx.adapters.tools`, each
+with ``readOnlyHint`` but ``notes``, which writes outside the tree), tool calls (through ``dispatch``: compact text plus the JSON
 envelope as structured content; failures as tool errors naming the bad
 value), the preloaded prefix as the ``jitctx://preload`` resource and the
 ``repo_context`` prompt, ``resources/updated`` notifications when preloaded
@@ -44,6 +44,7 @@ __all__ = ["PRELOAD_URI", "JitctxServer", "build_server", "serve"]
 log = logging.getLogger("jitctx.mcp")
 
 PRELOAD_URI = "jitctx://preload"
+ROOT_HINT = "start the server on a project directory: jitctx mcp --root DIR (or set JITCTX_ROOT in its env)"
 POLL_SECONDS = 2.0  # how often an idle server re-checks the preloaded files (a few stat calls)
 PROMPT = "repo_context"
 ENV_ROOTS = ("JITCTX_ROOT", "CLAUDE_PROJECT_DIR")
@@ -145,6 +146,8 @@ class JitctxServer:
         try:
             ws = await self.workspace(ctx)
         except Exception as exc:  # a root that cannot be served: a tool error, the server goes on
+            if isinstance(exc, RepoError):  # the fix is on the server's command line, not in a tool argument
+                exc = RepoError(exc.message, hint=ROOT_HINT, **exc.fields)
             return _result(tool_error(exc))
         async with self._call_lock:
             out = await _cancellable(functools.partial(dispatch, params.name, params.arguments, workspace=ws))
@@ -378,7 +381,10 @@ def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) 
         if chosen is not None:
             ws = Workspace(chosen, max_tokens=DEFAULT_MAX_TOKENS, formats=formats)
     except (RepoError, QueryError) as exc:
-        sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
+        from .cliview import CliView
+
+        view = CliView()  # a command line's error: its hint as flags
+        sys.stderr.write(f"jitctx: error: {view.hint(exc.message)}\n" + (f"  hint: {view.hint(exc.hint)}\n" if exc.hint else ""))
         return 2
     app = JitctxServer(chosen, workspace=ws, formats=formats)
 

@@ -1,4 +1,4 @@
-"""Tool specs for agents: glob, grep, head, tail as schemas, and ``dispatch``.
+"""Tool specs for agents: the tools (``TOOLS``: glob, grep, head, tail, outline, symbols, locate, notes) as schemas, and ``dispatch``.
 
 Owns the tools (each a name, a description and the Query whose fields
 are its arguments: the schema and the argument checks are derived from those
@@ -68,11 +68,16 @@ def _schema(p: Param) -> dict:
 @dataclass(frozen=True, slots=True)
 class ToolSpec:
     """A tool: ``name`` (the Workspace method it calls), ``description`` and its
-    arguments (``params``: its Query's fields plus ``max_tokens``)."""
+    arguments (``params``: its Query's fields plus ``max_tokens``, as the schema lists
+    them). ``unlisted``: the rest of its Query's fields (and ``max_tokens`` where the
+    schema leaves it out), accepted when a call passes them, as a hint may say to
+    (``pass multiline=true``, ``raise limit``), but not in the schema, which stays
+    under 2,000 tokens."""
 
     name: str
     description: str
     params: tuple[Param, ...]
+    unlisted: tuple[Param, ...] = ()
 
     def schema(self, *, strict: bool = False) -> dict:
         """JSON Schema of the arguments.
@@ -157,7 +162,13 @@ _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 # these answer with references bounded by their limits: the default cap applies without an argument for it, and the tool list stays under 2,000 tokens
 _UNCAPPED = {"locate", "notes", "outline", "symbols"}
 TOOLS: dict[str, ToolSpec] = {
-    name: ToolSpec(name, description, (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,)))) for name, query, description in _TOOLS
+    name: ToolSpec(
+        name,
+        description,
+        (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,))),
+        (*(p for p in params(query) if not p.arg.tool), *((_TOOL_MAX_TOKENS,) if name in _UNCAPPED else ())),
+    )
+    for name, query, description in _TOOLS
 }
 
 
@@ -241,6 +252,10 @@ def _check(tool: str, p: Param, value: object) -> object:
             more = " and page with start" if tool == "head" and p.name == "n" else ""
             raise _bad(tool, p.name, f"{p.name} must be at most {hi:,}, got {value:,}", f"pass {p.name} <= {hi}{more}")
         return value
+    if kind == "number":  # an unlisted float (grep's timeout): the Query checks its range
+        if isinstance(value, bool) or not isinstance(value, (int, float)):
+            raise _bad(tool, p.name, f"{p.name} must be a number, got {_type_name(value)} {_short(value)}", f"pass a JSON number without quotes, e.g. {p.name}: {p.default}")
+        return value
     if kind == "boolean":
         if not isinstance(value, bool):
             raise _bad(
@@ -306,7 +321,7 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
             tool=name,
         )
     known = {p.name: p for p in spec.params}
-    extra = sorted(k for k in arguments if k not in known)
+    extra = sorted(k for k in arguments if k not in known and k not in {p.name for p in spec.unlisted})
     if extra:
         raise QueryError(
             f"{name}: unknown argument{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}",
@@ -315,7 +330,7 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
             tool=name,
         )
     kwargs: dict[str, object] = {}
-    for p in spec.params:
+    for p in (*spec.params, *(p for p in spec.unlisted if p.name in arguments)):
         value = arguments.get(p.name)
         if value is None:
             if p.required:

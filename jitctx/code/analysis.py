@@ -13,7 +13,6 @@ the project's safe-open seam) nor write anything.
 from __future__ import annotations
 
 import pickle
-import zlib
 from collections import deque
 from concurrent.futures import FIRST_COMPLETED, ProcessPoolExecutor, wait
 from concurrent.futures.process import BrokenProcessPool
@@ -24,11 +23,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]
 
-# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens)
+# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens, stub)
 DefinitionRow = tuple
-# ("ok", (rows, path_terms, packed content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
-# the content's words zlib-compressed where they are made (a worker): the store keeps them so
-# (lexdocs), and a pickle of a fifth of the size crosses the pipe
+# ("ok", (rows, path_terms, content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
+# rows None: definitions not asked for (parts "words", a file with a grammar); path_terms and
+# content_terms None: words not asked for (parts "definitions"). The words cross the pipe as text:
+# compressing them here cost the writing process 7 s of decompressing on the real tree, and the store
+# keeps them (compressed, lexdocs) only for the few files git cannot tell them again
 
 Outcome = tuple
 
@@ -57,42 +58,46 @@ def _row(d: object) -> DefinitionRow:
         int(getattr(d, "depth", 0)),
         None if parent is None else int(parent),
         None if tokens is None else int(tokens),
+        bool(getattr(d, "stub", False)),
     )
 
 
-def analyze_one(analyze: Callable, path: str, data: bytes) -> Outcome:
-    """Call ``analyze`` on one file and normalise its answer to an outcome."""
+def analyze_one(analyze: Callable, path: str, data: bytes, parts: str = "all") -> Outcome:
+    """Call ``analyze`` on one file for ``parts`` (``all``, ``words``, ``definitions``:
+    ``analyze(path, data, parts)``, the parts argument left out for ``all``) and
+    normalise its answer to an outcome."""
     try:
-        result = analyze(path, data)
+        result = analyze(path, data) if parts == "all" else analyze(path, data, parts)
         if result is None:
             return ("declined", None)
         definitions, path_terms, content_terms = result
-        rows = tuple(_row(d) for d in definitions)
-        text = _text(content_terms)
-        return ("ok", (rows, _text(path_terms), zlib.compress(text.encode("utf-8", "surrogatepass"), 1) if text else b""))
+        rows = None if definitions is None else tuple(_row(d) for d in definitions)
+        if parts == "definitions":
+            return ("ok", (rows, None, None))
+        return ("ok", (rows, _text(path_terms), _text(content_terms)))
     except Exception as exc:  # noqa: BLE001 -- one file's failure is data; the refresh goes on
         return ("failed", type(exc).__name__)
 
 
-def _analyze_chunk(analyze: Callable, items: Sequence[tuple[str, bytes]]) -> list[tuple[str, Outcome]]:
+def _analyze_chunk(analyze: Callable, items: Sequence[tuple]) -> list[tuple[str, Outcome]]:
     """The unit of work a worker process runs (module level: it pickles)."""
-    return [(path, analyze_one(analyze, path, data)) for path, data in items]
+    return [(item[0], analyze_one(analyze, *item)) for item in items]
 
 
 def run(
     analyze: Callable,
-    items: Iterable[tuple[str, bytes]],
+    items: Iterable[tuple],
     *,
     workers: int = 1,
 ) -> Iterator[tuple[str, Outcome]]:
-    """Yield ``(path, outcome)`` for every ``(path, data)`` in ``items``, in
-    completion order. ``items`` is pulled lazily, so the caller may read
+    """Yield ``(path, outcome)`` for every ``(path, data)`` or ``(path, data, parts)``
+    in ``items``, in completion order. ``items`` is pulled lazily, so the caller may read
     files inside it; with ``workers`` > 1 at most a few chunks per worker
     are in flight. Raises ``TypeError`` when ``workers`` > 1 and ``analyze``
     does not pickle."""
     if workers <= 1:
-        for path, data in items:
-            yield path, analyze_one(analyze, path, data)
+        for item in items:
+            yield item[0], analyze_one(analyze, *item)
         return
     try:
         pickle.dumps(analyze)
@@ -101,8 +106,8 @@ def run(
     yield from _Pool(analyze, workers).run(iter(items))
 
 
-def _chunks(items: Iterator[tuple[str, bytes]]) -> Iterator[list[tuple[str, bytes]]]:
-    chunk: list[tuple[str, bytes]] = []
+def _chunks(items: Iterator[tuple]) -> Iterator[list[tuple]]:
+    chunk: list[tuple] = []
     size = 0
     for item in items:
         chunk.append(item)
@@ -133,10 +138,10 @@ class _Pool:
         self._executor.shutdown(wait=True, cancel_futures=True)
         self._executor = self._start()
 
-    def run(self, items: Iterator[tuple[str, bytes]]) -> Iterator[tuple[str, Outcome]]:
+    def run(self, items: Iterator[tuple]) -> Iterator[tuple[str, Outcome]]:
         chunks = _chunks(items)
         pending: dict = {}  # future -> (chunk, isolated: a lone retry after a crash)
-        retry: deque[tuple[str, bytes]] = deque()
+        retry: deque[tuple] = deque()
         exhausted = False
         limit = self._workers * _PENDING_PER_WORKER
         try:

@@ -162,7 +162,7 @@ def test_mcp_refuses_filesystem_root():
     proc = subprocess.run([sys.executable, "-m", "jitctx", "mcp", "--root", "/"], capture_output=True, text=True, env=_env(), stdin=subprocess.DEVNULL, timeout=TIMEOUT)
     assert proc.returncode == 2
     assert proc.stdout == ""
-    assert proc.stderr == "jitctx: error: refusing to serve the filesystem root '/'\n  hint: pass --root with a project directory\n"
+    assert proc.stderr == "jitctx: error: refusing to serve the filesystem root '/'\n  hint: pass a project directory as --root DIR\n"
 
 
 def test_mcp_cwd_root_refused_becomes_tool_error(tmp_path):

@@ -366,7 +366,8 @@ def test_grep_through_dispatch(ws):
     out = dispatch("grep", {"pattern": "def main", "mode": "content"}, workspace=ws)
     assert not out.is_error, out.text
     assert ("src/app.py", 6) in [(r["path"], r["line"]) for r in out.data["results"]]
-    assert "src/app.py:6 [main]:def main() -> None:" in out.text.splitlines()
+    lines = out.text.splitlines()
+    assert "6 [main]:def main() -> None:" in lines and lines.index("6 [main]:def main() -> None:") > lines.index("src/app.py")  # under its file (issue 33)
     lone = dispatch("grep", {"pattern": "greet", "glob": "*.py"}, workspace=ws)
     assert not lone.is_error and all(r["path"].endswith(".py") for r in lone.data["results"])
 
