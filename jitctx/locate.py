@@ -39,9 +39,10 @@ import re
 import time
 from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from . import mentions as M
+from . import pointers as P
 from .code import words as W
 from .code.testpaths import is_test_path
 from .errors import QueryError
@@ -90,6 +91,12 @@ GENERATED_PRIOR = 0.5  # a generated file beside its source, unless the task is 
 STUB_PRIOR = 0.5  # a ``.pyi`` stub beside its module: it names everything the module does
 NAME_BONUS = 0.6  # a file the task names: its stem, or every sub-word of it, is a task word (issue 24, class 2)
 PATH_BONUS = 0.5  # times the share of the task's weight the file's path words carry
+PAIR_CHECK = 10  # best files whose C/C++ header pulls its implementation along
+PAIR_SHARE = 0.9  # ... to this share of the header's score at least
+HEADER_EXT = frozenset({"h", "hh", "hpp", "hxx", "h++"})
+IMPLEMENTATION_EXT = frozenset({"c", "cc", "cpp", "cxx", "c++", "m", "mm"})
+JOIN_DF = 0.05  # two words of a task written as one (``manpage``) are searched when at most this share of files hold it
+POINT_CAP = 1.6  # what a report's frames, paths, messages and options give one file at most
 SIZE_PRIOR = 0.5  # larger files hold more of what changes: a log-size prior (0.35-1.2 measured alike)
 # Priors: how likely each kind of file is to be what a task is about.
 ROLE_PRIOR = {"source": 1.0, "test": 0.3, "doc": 0.25, "other": 0.35, "data": 0.1}
@@ -230,14 +237,20 @@ class Candidate:
     credit: dict[str, float] = field(default_factory=dict)  # the bonus each name defined here gave
     hub: float = 1.0  # a generated file's or a stub's factor (``hubs``)
     hub_why: str = ""
+    point: float = 0.0  # what the report's structure gives it (``pointers``)
+    floor: float = 0.0  # a score it has at least: an implementation beside a header that ranks (``paired``)
+    beside: str = ""
+    pointed: list[str] = field(default_factory=list)  # what the report points at here (``pointers``): a frame, a message...
+    lines: list[tuple[int, str]] = field(default_factory=list)  # the lines it names, and why
 
 
 def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = None) -> tuple[list[Candidate], dict[str, float], int]:
     """Candidate files best first, each term's IDF, and how many files matched.
     ``text_of(path)``: a file's text (None: unreadable); without it no line is read
     (no name tables, listings or generated files are recognised)."""
-    documents, counts = index.term_counts(terms.weights)
+    documents, counts = index.term_counts([*terms.weights, *terms.joins])
     weights = {t: w for t, w in terms.weights.items() if t in counts}
+    weights |= {t: w for t, w in terms.joins.items() if t in counts and counts[t][1] <= max(JOIN_DF * documents, 20)}  # "man page": ``manpage``
     idf = {t: idf_of(documents, max(counts[t])) for t in weights}
     content_only = {t for t in weights if documents >= 20 and counts[t][0] > UNIVERSAL_PATH * documents}
     found: dict[str, Candidate] = {}
@@ -256,6 +269,11 @@ def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = 
         if not hits or (proper and len(files) > PROPER_FILES):
             continue
         _credit(index, found, hits, name, SYMBOL_BONUS / math.sqrt(len(files)))
+    for p in P.point(index, terms.report, text_of, file_role):  # frames, paths, messages, options (issue 31)
+        c = _candidate(index, found, p.path)
+        c.point += p.bonus
+        c.pointed.append(p.why)
+        c.lines.extend(p.lines)
     mass = sum(w * idf[t] for t, w in weights.items()) or 1.0
     if text_of is not None:
         declared(index, undefined, found, text_of)
@@ -274,6 +292,8 @@ def rank(index, terms: TaskTerms, text_of: Callable[[str], str | None] | None = 
 
     ordered = rescore(found.values(), terms, path_share)
     if text_of is not None and hubs(index, ordered[:HUB_CHECK], terms, text_of, found):
+        ordered = rescore(found.values(), terms, path_share)
+    if paired(index, ordered[:PAIR_CHECK], found):
         ordered = rescore(found.values(), terms, path_share)
     return ordered, idf, len(found)
 
@@ -453,6 +473,46 @@ def hubs(index, top: Iterable[Candidate], terms: TaskTerms, text_of: Callable[[s
     return changed
 
 
+def implementation(index, header: str) -> str | None:
+    """The one source file a C/C++ header declares for: the same stem with a source
+    extension, in the header's folder, else (``include/x/tax.h``, ``src/tax.cpp``) the
+    only one in the tree."""
+    folder, _, name = header.rpartition("/")
+    stem = name.rsplit(".", 1)[0]
+    whole = W.split(stem)[0] if stem and len(stem) <= W.MAX_WORD and W.split(stem) else ""
+    if not whole:
+        return None
+    found = []
+    for path, _score, _size, is_test in index.search('path_terms : "' + whole.replace('"', '""') + '"', weights=(1.0, 0.0), limit=200):
+        where, _, other = path.rpartition("/")
+        base, _, ext = other.rpartition(".")
+        if base == stem and ext.lower() in IMPLEMENTATION_EXT and not is_test:
+            if where == folder:
+                return path
+            found.append(path)
+    return found[0] if len(found) == 1 else None
+
+
+def paired(index, top: Sequence[Candidate], found: dict[str, Candidate]) -> bool:
+    """Issue 31: a C/C++ header among the best files pulls its implementation along
+    (``FlexFormattingContext.h`` -> ``.cpp``): the change is usually in both, and the
+    words a task shares with a class are in its declaration. The source file scores at
+    least ``PAIR_SHARE`` of the header. Whether any was pulled."""
+    changed = False
+    for c in list(top):
+        if c.path.rpartition(".")[2].lower() not in HEADER_EXT:
+            continue
+        impl = implementation(index, c.path)
+        if impl is None:
+            continue
+        pulled = _candidate(index, found, impl)
+        if pulled.score < PAIR_SHARE * c.score:
+            pulled.floor = max(pulled.floor, PAIR_SHARE * c.score)
+            pulled.beside = c.path.rsplit("/", 1)[-1]
+            changed = True
+    return changed
+
+
 def _singular(word: str) -> str:
     """A word with a plural ``s`` taken off (``flags`` -> ``flag``; ``class``, ``is`` kept):
     a task says "flags" of the file ``flag.go``, "macro" of ``macros.rs``."""
@@ -463,8 +523,11 @@ def names_file(path: str, words: dict[str, str]) -> tuple[str, list[str]] | None
     """Whether the task names the file ``path``: its stem (the name before its first dot)
     whole, or every one of its sub-words, is a task word, plurals aside. ``words``: each
     task term by its singular. Returns the stem and the task terms it covers."""
-    stem = path.rsplit("/", 1)[-1].split(".", 1)[0]
-    if not stem:
+    *folders, name = path.split("/")
+    stem = name.split(".", 1)[0]
+    if stem in ENTRY_STEMS and folders:  # ``src/plugin/quarterOfYear/index.js`` is the folder's file: named by its folder
+        stem = folders[-1]
+    if not stem or len(stem) > W.MAX_WORD:
         return None
     whole, *subs = W.split(stem)
     if (t := words.get(_singular(whole))) is not None:
@@ -529,18 +592,22 @@ def rescore(found: Iterable[Candidate], terms: TaskTerms, path_share: Callable[[
     found = list(found)
     top = max((c.lexical for c in found), default=0.0) or 1.0
     for c in found:
-        c.score = c.hub * prior(c, terms) * (c.lexical / top + min(c.bonus, 2 * SYMBOL_BONUS) + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
+        bonus = min(c.bonus, 2 * SYMBOL_BONUS) + min(c.point, POINT_CAP)
+        c.score = c.hub * prior(c, terms) * (c.lexical / top + bonus + (CUE_BONUS if cued(c.path, terms) else 0.0) + PATH_BONUS * path_share(c))
+        c.score = max(c.score, c.floor)
     return sorted(found, key=lambda c: (-round(c.score, SCORE_DIGITS), c.path))
 
 
 def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable[[str], float]) -> tuple[str, ...]:
-    out = [f"defines {s}" for s in c.symbols]
+    out = [*dict.fromkeys(c.pointed), *(f"defines {s}" for s in c.symbols)]
     if c.named:
         out.append(f"name: {c.named}")
     if c.listed:
         out.append("lists " + ", ".join(c.listed))
     if c.hub_why:
         out.append(c.hub_why)
+    if c.beside:
+        out.append(f"beside {c.beside}")
     in_path = set(W.path_terms(c.path).split())
     path_hits = [t for t in terms.weights if t in in_path]
     if path_hits:
@@ -572,6 +639,8 @@ def locate(
     terms = task_terms(task, repo_name=repo_name)
     read, text_of = reader(read)
     ordered, idf, total = rank(index, terms, text_of)
+    if joined := {t: w for t, w in terms.joins.items() if t in idf}:  # searched: its regions and why count it too
+        terms = replace(terms, weights={**terms.weights, **joined})
     notes = task_notes(task, terms)
     files = show(
         ordered[:limit],
@@ -617,10 +686,23 @@ def task_notes(task: str, terms: TaskTerms) -> list[str]:
     """What was cut from the task itself, in words."""
     notes = []
     if terms.cut:
-        notes.append(f"the task is long: searched its first {len(terms.weights)} of {terms.total} distinct terms")
+        notes.append(
+            f"the task is long: searched {len(terms.weights)} of its {terms.total} distinct terms, the strongest kinds first (frames, messages, options, paths, code names)"
+        )
+    if terms.report.boilerplate:
+        left = f", {terms.weak_left} of its words not searched" if terms.weak_left else ""
+        notes.append(f"read as boilerplate, weighing little{left}: " + boilerplate_lines(terms.report.boilerplate))
     if len(task) > MAX_TASK_CHARS:
         notes.append(f"only the first {MAX_TASK_CHARS:,} of {len(task):,} characters of the task were read")
     return notes
+
+
+def boilerplate_lines(blocks: Sequence[tuple[int, int, str]]) -> str:
+    """``lines 26-29 (environment), 2, 22 (template)``: the boilerplate blocks by what they are, three each."""
+    by_what: dict[str, list[str]] = {}
+    for first, last, what in blocks:
+        by_what.setdefault(what, []).append(f"{first}-{last}" if last > first else str(first))
+    return "lines " + ", ".join(f"{', '.join(spans[:3])}{' ...' if len(spans) > 3 else ''} ({what})" for what, spans in by_what.items())
 
 
 def show(
@@ -658,7 +740,7 @@ def show(
         data, mtime = got
         text = (text_of(c.path) if text_of is not None else None) or as_text(data)
         present: set[str] = set()
-        regs = regions(c.path, text, definitions(c.path, data), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present)
+        regs = regions(c.path, text, definitions(c.path, data), terms, idf, named=c.definitions, count=count, limit=regions_per_file, present=present, pointed=c.lines)
         tokens = None
         if count is not None and file_tokens:
             if end is None or time.monotonic() < end:

@@ -28,10 +28,18 @@ The pass, each step stopping at its share of the deadline:
    (never a parse of the whole tree).
 5. Regions of the shown files by ``locate.regions``, on those outlines.
 
-What a step had no time for is left out and said in ``Located.notice``:
-fewer files read, fewer outlines, shown files without regions or prices (a
-step overruns its share by one file's work at most). Files over ``MAX_BYTES``
-are no candidates, as the index leaves them out.
+Each step is cut by work (files, bytes: ``SAMPLE``, ``READ_MAX``,
+``READ_BYTES``, ``OUTLINE_MAX``), so on a tree where that work fits the
+deadline the answer is the same however fast the machine is (issue 33).
+The clock is a safety net: what a step had no time for is left out and the
+answer says so, and where ("cut by time, so another call may answer
+otherwise: the grep ... stopped at its time cap ... with N matching files;
+K of the M likeliest matching files read; ..."): fewer files read, fewer
+outlines, shown files without regions or prices (a step overruns its share
+by one file's work at most). A grep that runs to the end over the whole tree
+would make every answer the same, but on a busy two-core machine it alone
+took 3-5 s on the 101k-file tree, over the first answer's 3 s. Files over
+``MAX_BYTES`` are no candidates, as the index leaves them out.
 """
 
 from __future__ import annotations
@@ -58,6 +66,7 @@ __all__ = ["BUDGET", "MAX_BYTES", "READ_MAX", "quick_locate"]
 
 BUDGET = 2.5  # seconds from the call when no deadline is given
 READ_MAX = 300  # candidates read for exact term counts at most
+READ_BYTES = 24 * 1024 * 1024  # ... and bytes read at most: the pass is cut by work, the clock is a safety net
 SAMPLE = 100  # matching files read evenly spread, for the terms' document frequencies
 OUTLINE_MAX = 12  # candidates outlined for "defines X" at most (the shown files' outlines come on top)
 LIST_MIN = 1.0  # a smaller budget skips listing the universe (~0.3 s for 100k files): the matching files stand for it
@@ -91,6 +100,7 @@ def quick_locate(
     end = start + budget
     terms = L.task_terms(task, repo_name=repo_name)
     notes = L.task_notes(task, terms)
+    timed: list[str] = []  # where the clock, not the work, cut the pass: said in the answer (its ranking may differ from the next call's)
 
     grep_end = start + budget * GREP_SHARE
     q = SearchQuery.make(pattern="|".join(map(re.escape, terms.weights)), mode="count", ignore_case=True, limit=MAX_LIMIT, timeout=max(grep_end - time.monotonic(), 0.001))
@@ -104,38 +114,53 @@ def quick_locate(
     res, _ = search(repo, policy, q, beside=beside)
     grep_cut = res.truncated and "stopped at the time cap" in (res.notice or "")  # grep's own words for it (a test holds them)
     if grep_cut:
-        notes.append(f"the grep for candidates stopped at its time cap ({q.timeout:.3g} s) with {res.total:,} matching files")
+        timed.append(f"the grep for candidates stopped at its time cap ({q.timeout:.3g} s) with {res.total:,} matching files, so another call may rank others")
     refs = [r for r in res.results if r.size <= MAX_BYTES]
     matched = {r.path: r.size for r in refs}
     path_words = {p: _path_words(p, terms) for p in matched}
     content_only = {t for t in terms.weights if len(matched) >= 20 and sum(t in w for w in path_words.values()) > L.UNIVERSAL_PATH * len(matched)}
 
-    read_end = start + budget * READ_SHARE
+    read_end = start + budget * READ_SHARE  # a safety net: the reading is cut by work (files, bytes) first
     counted: _Counts = {}
+    spent = [0]  # bytes read
 
     def take(path: str) -> None:
         if path not in counted and (got := read(path)) is not None:
             counted[path] = (len(got[0]), _frequencies(got[0], terms.weights))
+            spent[0] += len(got[0])
 
     sample = list(matched)[:: max(1, len(matched) // SAMPLE)][:SAMPLE]  # grep's order: most matching lines first
+    asked = 0  # files meant to be read, by the work bounds
     for path in sample:
+        if spent[0] >= READ_BYTES:
+            break
+        asked += 1
         if time.monotonic() >= read_end:
             break
         take(path)
     idf = _idf_estimates(terms, counted, sample, path_words, res.total, listed[0] if listed else 0)
     likely = _likely(refs, _path_shares(path_words, terms, idf, content_only), terms)
+    clock = False
     for path in likely[:READ_MAX]:
+        if spent[0] >= READ_BYTES:
+            break
+        if path in counted:
+            continue
+        asked += 1
         if time.monotonic() >= read_end:
+            clock = True
             break
         take(path)
+    clock = clock or len(counted) < min(asked, len(matched)) and time.monotonic() >= read_end
     idf = _idf_estimates(terms, counted, sample, path_words, res.total, listed[0] if listed else 0)  # again: terms the sample missed
-    short = " (time ran short)" if time.monotonic() >= read_end else ""
     found = _bm25(counted, matched, path_words, terms, idf, content_only)
+    if clock:
+        timed.append(f"{len(counted):,} of the {min(len(likely), READ_MAX):,} likeliest matching files read")
     if not counted and likely:  # none could be read (in time): grep's counts alone
-        notes.append(f"a first pass without the index: none of the {res.total:,} matching files could be read{short}, so they are in the order grep's counts suggest")
+        notes.append(f"a first pass without the index: none of the {res.total:,} matching files could be read, so they are in the order grep's counts suggest")
         found = {p: Candidate(p, 1.0 / (1 + i), matched[p], L.file_role(p)) for i, p in enumerate(likely[:limit])}
     elif len(counted) < len(matched):
-        notes.append(f"a first pass without the index: ranked the {len(counted):,} likeliest of {res.total:,} matching files{short}")
+        notes.append(f"a first pass without the index: ranked the {len(counted):,} likeliest of {res.total:,} matching files")
 
     outlines: dict[str, tuple[Definition, ...]] = {}
     shares = _path_shares(path_words, terms, idf, content_only)
@@ -147,7 +172,7 @@ def quick_locate(
     L.rescore(found.values(), terms, share)
     left = _defines(found, counted, terms, read, outlines, start + budget * OUTLINE_SHARE)
     if left:
-        notes.append(f"{left} candidate{'s' if left != 1 else ''} holding a name of the task not outlined: the time ran short")
+        timed.append(f"{left} candidate{'s' if left != 1 else ''} holding a name of the task not outlined")
     ordered = L.rescore(found.values(), terms, share)
 
     def definitions(path: str, data: bytes) -> tuple[Definition, ...]:
@@ -155,7 +180,11 @@ def quick_locate(
             outlines[path] = _outline(path, data)
         return outlines[path]
 
-    files = L.show(ordered[:limit], terms, idf, read, definitions, count=count, file_tokens=file_tokens, end=end, notes=notes)
+    shown: list[str] = []
+    files = L.show(ordered[:limit], terms, idf, read, definitions, count=count, file_tokens=file_tokens, end=end, notes=shown)
+    timed.extend(n.removesuffix(": the time ran out") for n in shown)
+    if timed:
+        notes.append("cut by time, so another call may answer otherwise: " + "; ".join(timed))
     return L.Located(tuple(files), res.total, terms, "; ".join(notes) or None, cut=grep_cut)
 
 

@@ -118,9 +118,12 @@ def regions(
     count: Callable[[str], int] | None = None,
     limit: int = REGIONS,
     present: set[str] | None = None,
+    pointed: Iterable[tuple[int, str]] = (),
 ) -> list[Region]:
     """The best ``limit`` non-overlapping regions of one file (see the module
-    docstring); ``present``, when given, receives the task terms the file holds."""
+    docstring); ``present``, when given, receives the task terms the file holds;
+    ``pointed``: lines the report points at (a traceback frame's, a message's) and
+    why: the innermost definition holding one (else a window around it) comes first."""
     lines = text.split("\n")
     if lines and lines[-1] == "":
         lines.pop()
@@ -136,6 +139,21 @@ def regions(
     cands: list[tuple[float, int, int, Any, dict[str, int], tuple[str, ...], frozenset[str]]] = []
     covered = [False] * len(lines)
     defs = list(definitions)
+    strong = 3.0 * max(weights.values(), default=1.0) + 5.0  # as a definition of a name the task gives
+    at_line: dict[int, list[str]] = {}  # a definition's start line -> why the report points into it
+    loose: dict[int, str] = {}  # pointed lines no definition holds
+    order: dict[int, int] = {}  # a definition's or a loose line's place among the pointed lines: the first (innermost) frame first
+    for line, why in pointed:
+        if not 1 <= line <= len(lines):
+            continue
+        holding = [d for d in defs if d.start_line <= line <= d.end_line]
+        if holding:
+            inner = max(holding, key=lambda d: (d.start_line, -d.end_line))
+            at_line.setdefault(inner.start_line, []).append(why)
+            order.setdefault(inner.start_line, len(order))
+        else:
+            loose.setdefault(line, why)
+            order.setdefault(line, len(order))
     for d in defs:
         start, end = max(1, d.start_line), min(d.end_line, len(lines))
         if end < start:
@@ -154,12 +172,21 @@ def regions(
             reasons.insert(0, f"defines {exact}")
         if end - start + 1 > 400:
             score *= 400 / (end - start + 1)  # a huge definition: its parts are better regions
+        if d.start_line in at_line:
+            score += strong * (3.0 if order[d.start_line] == 0 else 2.0)  # a frame's line says more than a name: the innermost definition holding it
+            reasons[:0] = at_line.pop(d.start_line)[:1]
         if score > 0:
             cands.append((score, start, end, d, tf, tuple(reasons), frozenset(name_terms)))
     # windows where terms concentrate, over the lines no definition covers
     hit_lines = [i for i, ts in enumerate(per_line) if ts and not covered[i]]
     hit_lines.sort(key=lambda i: -sum(weight(t) for t in per_line[i]))
     taken: list[tuple[int, int]] = []
+    for line, why in sorted(loose.items()):
+        start = max(1, line - 5)
+        end = min(len(lines), start + WINDOW - 1)
+        taken.append((start, end))
+        score, tf = _span_score(per_line, start, end, weight)
+        cands.append((score + strong * (3.0 if order[line] == 0 else 2.0), start, end, None, tf, (why,), frozenset()))
     for i in hit_lines[:200]:
         line = i + 1
         if any(a <= line <= b for a, b in taken):
@@ -184,7 +211,7 @@ def regions(
             chosen.append(Region(path, start, end, d.kind, d.qualname, d.signature, tokens, score, _why(tf, weight, extra, in_name)))
         else:
             first = next((ln.strip() for ln in lines[start - 1 : end] if ln.strip()), "")
-            chosen.append(Region(path, start, end, "lines", None, first[:120], tokens, score, _why(tf, weight)))
+            chosen.append(Region(path, start, end, "lines", None, first[:120], tokens, score, _why(tf, weight, extra)))
         if len(chosen) >= limit:
             break
     return chosen

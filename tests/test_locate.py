@@ -236,7 +236,7 @@ def test_long_task_through_the_cli_is_bounded_and_says_so(repo, capsys):
     code = cli.main(["locate", "--task", task, "--root", str(repo.root), "--json"])
     d = __import__("json").loads(capsys.readouterr().out)
     assert code == 0 and d["results"][0]["path"] == "src/util/helpers.py"
-    assert "searched its first 48 of" in d["notice"] and "characters of the task were read" in d["notice"]
+    assert f"searched {L.MAX_TERMS} of its" in d["notice"] and "characters of the task were read" in d["notice"]
 
 
 def test_non_ascii_task_and_identifiers(repo, capsys):

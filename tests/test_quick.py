@@ -119,7 +119,7 @@ def test_slow_reads_degrade_to_fewer_files_read(repo):
     found, reader = _quick(repo.root, "greet", delay=0.02, deadline=time.monotonic() + budget)
     assert time.monotonic() - t < budget + 0.3  # one read may end past the deadline, no more
     assert len(reader.asked) < 40 and found.files  # a ranking of what was read in time
-    assert found.notice is not None and "likeliest of" in found.notice and "time ran short" in found.notice
+    assert found.notice is not None and "likeliest of" in found.notice and "cut by time" in found.notice
 
 
 def test_unreadable_files_are_listed_in_greps_order(repo):
