@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start"]
+__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
@@ -158,18 +158,37 @@ def start(root: str, index_path: str) -> bool:
         if failed(index_path) is not None:
             return False  # it could not write the store a moment ago: calls answer without it for a while
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
+        from . import procs
+
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        code = f"import sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
-        actions = [(os.POSIX_SPAWN_OPEN, n, os.devnull, os.O_RDWR, 0) for n in (0, 1, 2)]
-        os.set_inheritable(fd, True)
-        try:
-            pid = os.posix_spawn(sys.executable, [sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], dict(os.environ), file_actions=actions, setpgroup=0)
+        code = procs.MARK + f"builder\nimport sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
+        try:  # the lock's descriptor and nothing else: not a caller's pipe the server holds during a call
+            pid = procs.spawn([sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], keep=(fd,))
         except OSError:
             return False
         _write(status, {"pid": pid, "done": 0, "total": 0, "updated": time.time()})
         return True
     finally:
         os.close(fd)  # the builder's copy holds the lock now
+
+
+def stop(index_path: str) -> int | None:
+    """Stop the builder of the index at ``index_path`` (``SIGTERM``, then ``SIGKILL`` after a
+    few seconds; its workers die with it) and return its pid; ``None`` when none runs. The
+    rows it committed stay: the next build resumes from them."""
+    from . import procs
+
+    got = progress(index_path)
+    if got is None or got.pid <= 0 or got.pid == os.getpid():
+        return None
+    try:
+        with open(f"/proc/{got.pid}/cmdline", "rb") as f:
+            if b"jitctx" not in f.read():
+                return None  # not a builder any more: the pid was reused
+    except OSError:
+        return None  # ended meanwhile (or no /proc to tell: left alone)
+    procs.stop([got.pid])
+    return got.pid
 
 
 def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None) -> int:

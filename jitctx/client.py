@@ -80,6 +80,9 @@ def _through_server(argv: list[str]) -> int | None:
     if folder is None:
         _debug("no private folder for sockets")
         return None
+    if endpoint.inside(os.path.realpath(folder), root):
+        _debug(f"the run folder {folder} is inside the root: no server writes there")
+        return None
     fp = endpoint.fingerprint(env, endpoint.PACKAGE, __version__)
     request = endpoint.encode_request([endpoint.PROTOCOL, endpoint.digest(fp), cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv])
     wait = bool(env.get("JITCTX_SESSION")) or env.get("JITCTX_SERVER") == "wait"
@@ -89,6 +92,9 @@ def _through_server(argv: list[str]) -> int | None:
             _debug(f"socket path too long under {folder}")
             return None
         sock = _connect(path)
+        if isinstance(sock, str):
+            _debug(sock)
+            return None  # a server that does not take calls now, or a path no server can use
         if sock is None:
             _spawn(root, endpoint.digest(fp), after_us=not wait)
             if not wait:
@@ -165,22 +171,45 @@ def _desc(stream) -> str:
     return f"{stream.encoding}:{stream.errors}:{int(stream.line_buffering)}:{int(stream.write_through)}"
 
 
+SILENCE = 3.0  # seconds without a line from the server (it beats every 0.5 s): stopped or wedged
+
+
 def _connect(path: str):
+    """A connected socket; ``None`` when no server listens there (start one); a string
+    saying why when one should not be started (it does not take calls, or the path is
+    not a socket: a server could not start either)."""
     import _socket
 
     sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_STREAM)
+    sock.settimeout(SILENCE)
     try:
         sock.connect(path)
         # the server must be this user's (the folder is private; this is the second lock)
         cred = sock.getsockopt(_socket.SOL_SOCKET, _socket.SO_PEERCRED, 12)
         if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid():
-            _debug("a socket owned by another user: not used")
             sock.close()
-            return None
-    except OSError:
+            return "a socket owned by another user: not used"
+    except OSError as exc:
         sock.close()
-        return None
+        if isinstance(exc, (BlockingIOError, TimeoutError)):
+            return "the server takes no calls now (its queue is full, or it is stopped)"
+        return _blocked(path)
     return sock
+
+
+def _blocked(path: str) -> str | None:
+    """Why no server can start at ``path`` (something else sits at its socket's or lock's
+    place), or ``None``."""
+    import stat
+
+    for name, want in ((path, stat.S_ISSOCK), (path[: -len(".sock")] + ".lock", stat.S_ISREG)):
+        try:
+            st = os.lstat(name)
+        except OSError:
+            continue
+        if not want(st.st_mode):
+            return f"{name} is not jitctx's (remove it): no server can start"
+    return None
 
 
 def _wait_for(path: str):
@@ -188,43 +217,56 @@ def _wait_for(path: str):
     while time.monotonic() < deadline:
         time.sleep(0.01)
         sock = _connect(path)
+        if isinstance(sock, str):
+            return None
         if sock is not None:
             return sock
     return None
 
 
 def _call(sock, request: bytes) -> int | str | None:
-    """Send the request with this process's stdout and stderr; the exit code, a refusal
-    (``"busy"``, ``"elsewhere ROOT"``, ...: run it here), ``None`` when the server went
-    away before taking the call, or, when it ran the call but stopped before answering,
-    an error exit of our own."""
+    """Send the request; the exit code of the call as the server ran it, a refusal
+    (``"busy"``, ``"elsewhere ROOT"``, ``"silent"`` when it said nothing for ``SILENCE``
+    seconds, ...: run it here), ``None`` when the server went away before writing
+    anything for us (ask its successor, or run it here), or, when it did write and
+    then stopped, an error exit of our own.
+
+    This process's stdout and stderr go to the server only when it starts the call
+    ("go"): a queued or stopped server never holds them. Before its first write it asks
+    whether we still wait ("w"); we say yes ("y") and are then committed to its answer."""
     import _socket
 
-    started = False
+    committed = False
     try:
-        fds = (1).to_bytes(4, sys.byteorder) + (2).to_bytes(4, sys.byteorder)
-        sock.sendmsg([request[:65536]], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
-        if len(request) > 65536:
-            sock.sendall(request[65536:])
+        sock.sendall(request)
         buf = b""
         while True:
-            chunk = sock.recv(256)
+            chunk = sock.recv(256)  # at most SILENCE seconds: the server beats while it works
             if not chunk:
                 break
             buf += chunk
             while b"\n" in buf:
                 line, _, buf = buf.partition(b"\n")
+                if line == b".":
+                    continue
                 if line == b"go":
-                    started = True
-                elif line.startswith(b"ok "):
+                    fds = (1).to_bytes(4, sys.byteorder) + (2).to_bytes(4, sys.byteorder)
+                    sock.sendmsg([b"f"], [(_socket.SOL_SOCKET, _socket.SCM_RIGHTS, fds)])
+                elif line == b"w":
+                    sock.sendall(b"y")
+                    committed = True
+                elif line.startswith(b"ok ") and line[3:].isdigit():
                     return int(line[3:])
                 else:
                     return line.decode("utf-8", "replace")
+    except TimeoutError:
+        if not committed:
+            return "silent"  # stopped (a debugger) or wedged: answered here, no retry
     except OSError as exc:
         _debug(f"{type(exc).__name__}: {exc}")
     finally:
         sock.close()
-    if not started:
+    if not committed:
         return None
     os.write(2, b"jitctx: error: the jitctx server stopped during this call\n  hint: run it again; JITCTX_SERVER=0 runs it without the server\n")
     return 2
@@ -246,16 +288,16 @@ sys.exit(main(sys.argv[1:]))
 
 def _spawn(root: str, digest: str, *, after_us: bool = False) -> None:
     """Start the root's server in the background, quiet, in a process group of its own (a
-    Ctrl-C at the terminal is not for it); it exits at once if another one won the race.
+    Ctrl-C at the terminal is not for it), with no descriptor of this process but
+    ``/dev/null`` on its stdio; it exits at once if another one won the race.
     ``after_us``: it starts once this process has ended (this call is answered here).
     Not a session of its own: the kernel shares CPU between sessions (autogroups) before
     it looks at priorities, and the server's warm-up must yield to the calls it serves."""
+    from . import procs
+
     parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = _BOOT % parent
-    null = os.devnull
-    actions = [(os.POSIX_SPAWN_OPEN, fd, null, os.O_RDWR, 0) for fd in (0, 1, 2)]
+    code = procs.MARK + "server\n" + _BOOT % parent
     try:
-        argv = [sys.executable, "-c", code, *(["--after"] if after_us else []), "serve", "--root", root, "--spawned", digest]
-        os.posix_spawn(sys.executable, argv, dict(os.environ), file_actions=actions, setpgroup=0)
+        procs.spawn([sys.executable, "-c", code, *(["--after"] if after_us else []), "serve", "--root", root, "--spawned", digest])
     except OSError as exc:
         _debug(f"cannot start the server: {exc}")

@@ -1134,6 +1134,9 @@ def slow_pool(tmp_path_factory):
         )
     yield pool
     pool.close()
+    from conftest import stop_servers
+
+    stop_servers(env["XDG_RUNTIME_DIR"], str(base / "home" / ".cache" / "jitctx"))
     for p in (locked_repo / "locked", locked_repo / "secret.txt"):
         p.chmod(0o755)
 
