@@ -76,12 +76,9 @@ def _through_server(argv: list[str]) -> int | None:
         return None
     from . import __version__, endpoint
 
-    folder = endpoint.run_dir(env)
+    folder = endpoint.run_dir(env, root=root)
     if folder is None:
-        _debug("no private folder for sockets")
-        return None
-    if endpoint.inside(os.path.realpath(folder), root):
-        _debug(f"the run folder {folder} is inside the root: no server writes there")
+        _debug("no private folder for sockets (or it would be inside the root)")
         return None
     fp = endpoint.fingerprint(env, endpoint.PACKAGE, __version__)
     request = endpoint.encode_request([endpoint.PROTOCOL, endpoint.digest(fp), cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv])

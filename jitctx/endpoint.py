@@ -54,12 +54,13 @@ def digest(text: str) -> str:
     return format(pow(3, residue, _PRIME), "032x")
 
 
-def run_dir(environ: dict[str, str] | os._Environ, *, make: bool = True) -> str | None:
+def run_dir(environ: dict[str, str] | os._Environ, *, make: bool = True, root: str | None = None) -> str | None:
     """The user's private folder for sockets: ``$XDG_RUNTIME_DIR/jitctx``, else the cache
     folder's ``run/`` (``$JITCTX_CACHE_DIR``, ``$XDG_CACHE_HOME/jitctx``, ``~/.cache/jitctx``).
 
     Made mode 0700 if missing (``make``); ``None`` when it cannot be made, is not a real
-    folder, belongs to someone else or is open to others (then no server is used)."""
+    folder, belongs to someone else or is open to others, or lies inside ``root`` (a
+    repository it would serve: nothing is written there), and then no server is used."""
     runtime = environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):
         folder = os.path.join(runtime, "jitctx")
@@ -76,6 +77,8 @@ def run_dir(environ: dict[str, str] | os._Environ, *, make: bool = True) -> str 
             home = environ.get("HOME") or os.path.expanduser("~")
             cache = os.path.join(home, ".cache", "jitctx")
         folder = os.path.join(cache, "run")
+    if root is not None and inside(os.path.realpath(folder), root):
+        return None
     try:
         st = os.lstat(folder)
     except FileNotFoundError:

@@ -188,7 +188,7 @@ def test_issue_23_a_cache_that_cannot_be_written_still_answers(make_repo, tmp_pa
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("JITCTX_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(b, "SMALL", 100)  # this tree counts as large: no index in memory per call
+    monkeypatch.setattr(b, "IN_MEMORY", 100)  # this tree counts as large: no index in memory per call
     with Workspace(repo.root) as ws:
         res = ws.locate("retry the handshake when it times out")
     assert res.results[0].path == "pkg/retry.py"
