@@ -20,6 +20,8 @@ import sys
 import time
 from collections.abc import Callable
 
+from .cache import open_untrusted
+
 __all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
@@ -107,7 +109,7 @@ def progress(index_path: str) -> Progress | None:
 
     lock, status = _paths(index_path)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        fd = open_untrusted(lock, os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -118,8 +120,7 @@ def progress(index_path: str) -> Progress | None:
     finally:
         os.close(fd)
     try:
-        with open(status, encoding="utf-8") as f:
-            d = json.load(f)
+        d = _read(status)
         return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)))
     except (OSError, ValueError, TypeError):
         return Progress(0, 0, 0)
@@ -129,8 +130,7 @@ def failed(index_path: str) -> str | None:
     """Why the last builder of the index at ``index_path`` could not write it, when that
     was less than ``RETRY_SECONDS`` ago (it left its reason in the status file); else None."""
     try:
-        with open(_paths(index_path)[1], encoding="utf-8") as f:
-            d = json.load(f)
+        d = _read(_paths(index_path)[1])
         if "failed" in d and time.time() - float(d.get("updated", 0)) < RETRY_SECONDS:
             return str(d["failed"])
     except (OSError, ValueError, TypeError, AttributeError):
@@ -148,9 +148,9 @@ def start(root: str, index_path: str) -> bool:
     try:
         lock_path, status = _paths(index_path)
         os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_untrusted(lock_path, os.O_RDWR | os.O_CREAT)
     except OSError:
-        return False
+        return False  # something else at the lock's place (a folder, a link): no builder
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -207,7 +207,7 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
     else:
         try:
             os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = open_untrusted(lock_path, os.O_RDWR | os.O_CREAT)
         except OSError:
             return 2
         try:
@@ -266,13 +266,28 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
 
 
 def _write(path: str, data: dict) -> None:
+    """The status file, replaced whole (a new file of our own, never a link followed)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        try:
+            os.unlink(tmp)  # a killed builder's with the same pid (the name, not what it may point to)
+        except FileNotFoundError:
+            pass
+        fd = open_untrusted(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f)
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _read(path: str) -> dict:
+    """The status file's data (``OSError``/``ValueError`` when it cannot be had)."""
+    with os.fdopen(open_untrusted(path, os.O_RDONLY), encoding="utf-8") as f:
+        data = json.loads(f.read(1 << 16))
+    if not isinstance(data, dict):
+        raise ValueError("not a status")
+    return data
 
 
 def _main(argv: list[str]) -> int:

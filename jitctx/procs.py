@@ -118,10 +118,17 @@ class Proc:
         return env
 
 
+# what jitctx before the marks (0.1.0 of issue 21-23) started: seen, and stopped, all the same
+_UNMARKED = {"from jitctx.server import main": "server", "from jitctx.build import _main": "builder"}
+
+
 def _classify(argv: list[str]) -> tuple[str, str | None, str | None] | None:
     """(role, root, package) of a command line, or ``None`` when it is not one of ours."""
-    if len(argv) >= 3 and argv[1] == "-c" and argv[2].startswith(MARK):
-        role = argv[2][len(MARK) :].split("\n", 1)[0].strip()
+    if len(argv) >= 3 and argv[1] == "-c" and (argv[2].startswith(MARK) or any(m in argv[2] for m in _UNMARKED)):
+        if argv[2].startswith(MARK):
+            role = argv[2][len(MARK) :].split("\n", 1)[0].strip()
+        else:
+            role = next(r for m, r in _UNMARKED.items() if m in argv[2])
         if role not in ROLES:
             return None
         package = _inserted(argv[2])

@@ -37,6 +37,7 @@ from pathlib import Path
 
 from . import __version__, calls, endpoint, procs, servers
 from .adapters import cli
+from .cache import what_is_at
 from .calls import Call
 
 TYPE_CHECKING = False
@@ -253,9 +254,9 @@ class Server:
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise servers.Unusable(servers.what_is(self.path, exc)) from None
+            raise servers.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
         if not stat.S_ISSOCK(st.st_mode):
-            raise servers.Unusable(servers.what_is(self.path, OSError(errno.ENOTSOCK, "not a socket")))
+            raise servers.Unusable(what_is_at(self.path, "not a socket"))
 
     def _log_to(self, path: str, *, foreground: bool) -> None:
         """The server's log: ``<socket>.log`` beside its socket (a started server has no

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from . import endpoint, procs
 
-__all__ = ["Unusable", "ask", "everyone", "held", "private_file", "running", "status_all", "status_text", "stop_all", "what_is"]
+__all__ = ["Unusable", "ask", "everyone", "held", "private_file", "running", "status_all", "status_text", "stop_all"]
 
 
 class Unusable(Exception):
@@ -31,28 +31,14 @@ class Unusable(Exception):
 
 
 def private_file(path: str, *, create: bool) -> int:
-    """Open a file of the run folder as untrusted: a regular file of this user only, no link
-    followed, no blocking open (a FIFO); raises ``_Unusable`` naming what is there."""
-    flags = os.O_RDWR | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_CREAT if create else 0)
+    """Open a file of the run folder as untrusted (``cache.open_untrusted``), read and
+    write; raises ``Unusable`` naming what is there."""
+    from .cache import open_untrusted
+
     try:
-        fd = os.open(path, flags, 0o600)
+        return open_untrusted(path, os.O_RDWR | (os.O_CREAT if create else 0))
     except OSError as exc:
-        raise Unusable(what_is(path, exc)) from None
-    st = os.fstat(fd)
-    if not stat.S_ISREG(st.st_mode) or st.st_uid != os.getuid():
-        os.close(fd)
-        raise Unusable(f"{path} is not a file of yours: remove it")
-    os.set_blocking(fd, True)
-    return fd
-
-
-def what_is(path: str, exc: OSError) -> str:
-    try:
-        st = os.lstat(path)
-    except OSError:
-        return f"{path} cannot be opened ({exc.strerror}): check the folder's permissions"
-    kind = "a folder" if stat.S_ISDIR(st.st_mode) else "a symbolic link" if stat.S_ISLNK(st.st_mode) else "not a regular file"
-    return f"{path} is {kind}, where jitctx keeps a server's file: remove it"
+        raise Unusable(exc.strerror or str(exc)) from None
 
 
 def running(folder: str) -> list[int]:
@@ -143,6 +129,7 @@ def everyone(root: str | None = None) -> list[dict]:
             "age": round(p.age, 1),
             "rss_mib": None if p.rss_mib is None else round(p.rss_mib, 1),
             "package": p.package,
+            "interpreter": p.argv[0] if p.argv else None,
         }
         if p.role == "server":
             status = row["status"] = _status_of(p)
@@ -235,7 +222,7 @@ def _rows_text(rows: list[dict]) -> str:
         s = r.get("status")
         if r["role"] == "server":
             if s is None:
-                lines.append("        does not answer (stopped, or its socket is gone)")
+                lines.append("        gave no status (stopped, another jitctx version, or its socket is gone)")
             else:
                 lines.append(
                     f"        {s.get('calls', 0):,} calls, {s.get('sessions', 0)} session(s), idle {_age(s.get('idle', 0))} (exits after {_age(s.get('idle_exit', 0))}), listing {s.get('listing')}"

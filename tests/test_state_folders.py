@@ -138,3 +138,28 @@ def test_issue_30_a_cache_that_cannot_be_written_costs_no_build_per_call(make_re
     assert res.results and res.results[0].path == "pkg/retry.py"
     assert "quick pass" in res.notice and "none is built" in res.notice
     assert refreshed == []
+
+
+def test_issue_30_a_builders_files_are_opened_as_untrusted(tmp_path):
+    """A link at the builder's lock is not followed (no builder starts, its target is left
+    as it was); a FIFO at its status file does not block a call asking how far it got."""
+    import fcntl
+
+    from jitctx import build
+
+    index = str(tmp_path / "root-0123.sqlite")
+    target = tmp_path / "target.txt"
+    target.write_text("keep\n")
+    os.symlink(target, index + ".build.lock")
+    assert build.start(str(tmp_path), index) is False
+    assert target.read_text() == "keep\n" and build.progress(index) is None
+    os.unlink(index + ".build.lock")
+    os.mkfifo(index + ".build.json")
+    fd = os.open(index + ".build.lock", os.O_RDWR | os.O_CREAT, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)  # a builder holds it
+        got = build.progress(index)
+        assert got is not None and (got.done, got.total, got.pid) == (0, 0, 0)
+        assert build.failed(index) is None and build.stop(index) is None
+    finally:
+        os.close(fd)
