@@ -23,7 +23,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import QueryError
-from .policy import Opener
+from .policy import DeniedLink, Opener
 from .redact import Finding, redact_lines
 from .text import decode, is_binary, split_lines
 
@@ -37,9 +37,12 @@ __all__ = [
     "Pick",
     "check_fallbacks",
     "count_memo",
+    "examine",
+    "list_dir",
     "load",
     "pick_instruction",
     "pick_readme",
+    "text_digest",
 ]
 
 INSTRUCTION_NAMES = ("AGENTS.override.md", "AGENTS.md")
@@ -72,8 +75,8 @@ class Loaded:
     lines dropped); ``complete`` is false when only the first part of a very
     large file was read (its last, partial line is dropped). ``blob`` is the
     git blob id of the bytes (complete files only). ``redacted``: the secrets
-    replaced in ``lines`` (``redact``). ``counts`` memoises token counts per
-    (tokenizer name, key).
+    replaced in ``lines`` (``redact``). ``counts`` memoises what is derived
+    from the text: token counts per (tokenizer name, key), digests.
     """
 
     size: int
@@ -92,6 +95,27 @@ class Loaded:
     @property
     def is_empty(self) -> bool:
         return self.complete and not any(line.strip() for line in self.lines)
+
+    def digest(self, start: int = 0) -> str:
+        """:func:`text_digest` of ``lines[start:]``, memoised (a warm preload hashes nothing)."""
+        key = ("digest", start)
+        hit = self.counts.get(key)
+        if hit is None:
+            hit = self.counts[key] = text_digest(self.lines[start:])
+        return hit
+
+
+def text_digest(lines: tuple[str, ...] | list[str]) -> str:
+    """What "the same text" means across files and formats: sha256 of the lines,
+    blank lines at either end left out."""
+    import hashlib  # not at start-up
+
+    start, end = 0, len(lines)
+    while start < end and not lines[start].strip():
+        start += 1
+    while end > start and not lines[end - 1].strip():
+        end -= 1
+    return hashlib.sha256("\n".join(lines[start:end]).encode("utf-8", "surrogatepass")).hexdigest()
 
 
 def _read_bytes(opener: Opener, rel: str, limit: int) -> bytes:
@@ -163,8 +187,8 @@ class Candidate:
     """One file examined for a directory: the pick or a skipped one, and why.
 
     ``reason`` is ``None`` for the pick, else ``empty``, ``not_a_file``,
-    ``broken_link``, ``outside_root``, ``denied``, ``unreadable`` or
-    ``binary``.
+    ``broken_link``, ``outside_root``, ``denied``, ``unreadable``,
+    ``binary`` or ``too_large``.
     """
 
     path: str  # repo-relative (the name as found, not the link target)
@@ -192,12 +216,15 @@ def _join(rel_dir: str, name: str) -> str:
     return name if rel_dir in ("", ".") else f"{rel_dir}/{name}"
 
 
-def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None) -> tuple[Candidate | None, str | None]:
+def examine(
+    opener: Opener, rel_dir: str, name: str, budget_tokens: int, listing: set[str] | None, denied=None, *, max_bytes: int | None = None
+) -> tuple[Candidate | None, str | None]:
     """Look at one candidate name: (candidate or None if absent, warning or None).
 
     ``denied`` is the deny-list test (``PathPolicy.is_denied``): a candidate
     that is, or links to, a denied file is skipped unread; so is one that
-    links out of the root (as ``head`` refuses it).
+    links out of the root (as ``head`` refuses it), and one larger than
+    ``max_bytes`` (``too_large``, unread).
     """
     root = opener.root
     d = root if rel_dir in ("", ".") else root / rel_dir
@@ -236,8 +263,12 @@ def _examine(opener: Opener, rel_dir: str, name: str, budget_tokens: int, listin
                 seen = None
             kind = "a directory" if seen is not None and stat.S_ISDIR(seen.st_mode) else "not a regular file"
             return Candidate(rel, real, seen, None, "not_a_file"), f"{rel} is {kind}; skipped"
+        if isinstance(exc, DeniedLink):
+            return Candidate(rel, real, None, None, "denied"), f"{rel} is a hard link to a file on the deny list; skipped, its content is never shown"
         return Candidate(rel, real, None, None, "unreadable"), f"{rel} cannot be read ({exc.strerror or type(exc).__name__}); skipped"
     os.close(fd)
+    if max_bytes is not None and st.st_size > max_bytes:
+        return Candidate(rel, real, st, None, "too_large"), f"{rel} is {st.st_size:,} bytes, over the {max_bytes:,}-byte limit for this kind of file; skipped unread"
     try:
         loaded = load(opener, target, st, budget_tokens)
     except OSError as exc:
@@ -259,26 +290,35 @@ def _near_misses(rel_dir: str, listing: set[str], names: tuple[str, ...]) -> lis
     return out
 
 
-def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], budget_tokens: int, *, near_misses: bool = False, denied=None) -> Pick:
+def pick_instruction(
+    opener: Opener,
+    rel_dir: str,
+    fallbacks: tuple[str, ...],
+    budget_tokens: int,
+    *,
+    near_misses: bool = False,
+    denied=None,
+    agents: bool = True,
+    listing: set[str] | None = None,
+) -> Pick:
     """The first non-empty regular file among the names, in precedence order.
 
     ``near_misses`` lists the directory to warn about names that differ only
     in case (``agents.md``); without it only existing names cost a listing.
+    ``listing``: the directory's names, when the caller listed it already.
+    ``agents=False`` leaves ``AGENTS.override.md`` and ``AGENTS.md`` out (the
+    formats setting turned them off): only the fallbacks are looked for.
     """
-    names = (*INSTRUCTION_NAMES, *fallbacks)
-    listing = None
+    names = (*(INSTRUCTION_NAMES if agents else ()), *fallbacks)
     warnings: list[str] = []
     if near_misses:
-        d = opener.root if rel_dir in ("", ".") else opener.root / rel_dir
-        try:
-            listing = set(os.listdir(d))
-        except OSError:
-            listing = set()
+        if listing is None:
+            listing = list_dir(opener, rel_dir)
         warnings += _near_misses(rel_dir, listing, names)
     skipped: list[Candidate] = []
     chosen = None
     for name in names:
-        cand, warning = _examine(opener, rel_dir, name, budget_tokens, listing, denied)
+        cand, warning = examine(opener, rel_dir, name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:
@@ -294,19 +334,26 @@ def pick_instruction(opener: Opener, rel_dir: str, fallbacks: tuple[str, ...], b
     return Pick(rel_dir or ".", chosen, tuple(skipped), tuple(warnings))
 
 
-def pick_readme(opener: Opener, budget_tokens: int, *, denied=None) -> Pick:
-    """The root README: README.md, .rst, .txt or bare; exact case first, then any case."""
+def list_dir(opener: Opener, rel_dir: str) -> set[str]:
+    """The names in a directory of the root (none if it cannot be listed)."""
     try:
-        listing = set(os.listdir(opener.root))
+        return set(os.listdir(opener.root if rel_dir in ("", ".") else opener.root / rel_dir))
     except OSError:
-        listing = set()
+        return set()
+
+
+def pick_readme(opener: Opener, budget_tokens: int, *, denied=None, listing: set[str] | None = None) -> Pick:
+    """The root README: README.md, .rst, .txt or bare; exact case first, then any case
+    (``listing``: the root's names, when the caller listed it already)."""
+    if listing is None:
+        listing = list_dir(opener, ".")
     order = list(README_NAMES)
     lower = {n.lower() for n in README_NAMES}
     order += sorted(e for e in listing if e.lower() in lower and e not in README_NAMES)
     skipped: list[Candidate] = []
     warnings: list[str] = []
     for name in order:
-        cand, warning = _examine(opener, ".", name, budget_tokens, listing, denied)
+        cand, warning = examine(opener, ".", name, budget_tokens, listing, denied)
         if warning:
             warnings.append(warning)
         if cand is None:

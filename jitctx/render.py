@@ -186,10 +186,21 @@ def stale_line(s: dict, view: View = _AS_IS) -> str:
 
 
 def _instruction(i: dict, view: View = _AS_IS) -> str:
-    path, folder = show_name(view.path(i["path"])), show_name(view.path(i.get("dir", ".")))
+    path = show_name(view.path(i["path"]))
+    rule = i.get("rule")
+    read = f"read it with head path={i['path']}"
+    if rule:  # a path-scoped rule of another agent's format (DESIGN section 13)
+        globs = ", ".join(rule["globs"][:3]) + (", …" if len(rule["globs"]) > 3 else "")
+        what = f"{path} ({rule['format']} rule for {show_name(globs)}) applies to {show_name(view.path(rule['matched']))}"
+        if rule.get("start", 1) > 1:
+            read += f" start={rule['start']}"
+    else:
+        folder = show_name(view.path(i.get("dir", ".")))
+        by = f" (imported by {show_name(view.path(i['imported_by']))})" if i.get("imported_by") else ""
+        what = f"{path}{by} applies to files under {folder}/"
     if i.get("content") is not None:
-        return f"[instructions] {path} applies to files under {folder}/:\n{i['content'].rstrip()}"
-    return f"[instructions] {path} applies to files under {folder}/; " + view.hint(f"read it with head path={i['path']}")
+        return f"[instructions] {what}:\n{i['content'].rstrip()}"
+    return f"[instructions] {what}; " + view.hint(read)
 
 
 _OUTLINE_FLOOR = 4000  # characters (~1,000 tokens): an outline this small is shown whole, whatever the file's size

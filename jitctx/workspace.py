@@ -52,7 +52,10 @@ class Workspace:
     is unchanged answers with a short note, only the lines not yet shown, or for
     a changed file the diff against what was shown when it is smaller
     (:mod:`jitctx.reread`); ``force=True`` on a call, or ``rereads=False`` here,
-    shows the text again.
+    shows the text again. ``formats``: which agents' instruction and rule files
+    are read (:data:`jitctx.rules.FORMATS`, a list or a comma-separated string;
+    default ``$JITCTX_FORMATS``, else all), for the prefix and just-in-time
+    delivery alike; :meth:`set_formats` changes it.
     """
 
     def __init__(
@@ -69,7 +72,12 @@ class Workspace:
         record: bool = True,
         content_counts: ContentCounts | None = None,
         rereads: bool = True,
+        formats: tuple[str, ...] | list[str] | str | None = None,
     ) -> None:
+        self._formats: tuple[str, ...] | None = None  # None: all
+        self._nested: NestedInstructions | None = None
+        if formats is not None or os.environ.get("JITCTX_FORMATS"):
+            self.set_formats(formats)  # a bad name fails here, before anything is read
         self.repo = repo if repo is not None else Repo(find_root(root, cwd=cwd))
         self.root = self.repo.root
         self.policy = PathPolicy(self.root, tuple(deny), tuple(allow))
@@ -83,7 +91,6 @@ class Workspace:
         self._lock = threading.RLock()
         self._ledger: Ledger | None = None  # made with the first delivery
         self._record = record
-        self._nested: NestedInstructions | None = None
         self._rereads: Rereads | None = None
         if record and rereads:
             from .rereads import Rereads
@@ -95,6 +102,16 @@ class Workspace:
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
+
+    def set_formats(self, formats: tuple[str, ...] | list[str] | str | None) -> None:
+        """Which agents' instruction and rule files are read from the next call on
+        (``None``: ``$JITCTX_FORMATS``, else all); a bad name is a ``QueryError``."""
+        from .rules import check_formats
+
+        checked = check_formats(formats if formats is not None else os.environ.get("JITCTX_FORMATS") or None)
+        self._formats = checked
+        if self._nested is not None:
+            self._nested.set_formats(checked)
 
     @property
     def ledger(self) -> Ledger:
@@ -116,7 +133,10 @@ class Workspace:
 
             with self._lock:
                 if self._nested is None:
-                    self._nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
+                    nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
+                    if self._formats is not None:
+                        nested.set_formats(self._formats)
+                    self._nested = nested
         return self._nested
 
     @property
@@ -442,11 +462,21 @@ class Workspace:
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
-    def preload(self, cwd: str | None = None, *, budget: int = 8000, readme_budget: int = 2000, fallbacks: tuple[str, ...] | list[str] | None = None):
-        """The stable prefix: instruction files root -> ``cwd``, then README, within ``budget`` tokens.
+    def preload(
+        self,
+        cwd: str | None = None,
+        *,
+        budget: int = 8000,
+        readme_budget: int = 2000,
+        fallbacks: tuple[str, ...] | list[str] | None = None,
+        formats: tuple[str, ...] | list[str] | str | None = None,
+    ):
+        """The stable prefix: instruction files root -> ``cwd`` (with their imports), the
+        rules that always apply, the list of rules on request, then README, within ``budget`` tokens.
 
         ``fallbacks`` replaces the fallback instruction names (default
-        ``CLAUDE.md``, ``GEMINI.md``) for the prefix and just-in-time delivery.
+        ``CLAUDE.md``, ``GEMINI.md``) for the prefix and just-in-time delivery;
+        ``formats`` (default: the Workspace's) which agents' files are read, likewise.
         The result is also kept as :attr:`last_preload`, so callers that only
         need the session's current prefix (the assembler, the MCP resource)
         reuse it instead of re-rendering it between refreshes.
@@ -456,11 +486,16 @@ class Workspace:
         check_budgets(budget, readme_budget)
         if fallbacks is not None and tuple(fallbacks) != self.nested.fallbacks:
             self.nested.set_fallbacks(fallbacks)  # the just-in-time lookups use the same names
-        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks}  # refresh() repeats it
+        if formats is not None:
+            self.nested.set_formats(formats)
+        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks, "formats": formats}  # refresh() repeats it
         head = self.head_sha()
-        pre, covered = preload(self.policy, lambda: self.tokenizer, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=self.nested.fallbacks, head=head)
+        nested = self.nested
+        pre, covered = preload(
+            self.policy, lambda: self.tokenizer, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=nested.fallbacks, formats=nested.formats, head=head
+        )
         self._record_all(covered.delivered, head)
-        self.nested.mark_prefix(list(covered.dirs), covered.identities)
+        nested.mark_prefix(list(covered.dirs), covered.identities, covered.digests)
         self.last_preload = pre
         return pre
 

@@ -69,7 +69,7 @@ def test_chain_root_to_cwd_in_depth_order_with_precedence_and_fallbacks(pre):
 
 def test_to_dict_has_the_design_fields(pre):
     d = ws_of(pre).preload("a").to_dict()
-    assert list(d) == ["tool", "cwd", "files", "text", "tokens", "bytes", "budget", "prefix_hash", "git_head", "warnings"]
+    assert list(d) == ["tool", "cwd", "files", "text", "tokens", "bytes", "budget", "prefix_hash", "git_head", "warnings", "rules"]
     assert list(d["files"][0]) == ["path", "size", "mtime", "tokens", "included_tokens", "blob", "truncated", "reason"]
     json.dumps(d)
 

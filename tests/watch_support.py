@@ -40,7 +40,7 @@ def fake_preload(monkeypatch):
     """Preload = root AGENTS.md, recorded in the ledger as the real preload does."""
     calls: list[dict] = []
 
-    def preload(policy, tokenizer, *, cwd=None, budget=8000, readme_budget=2000, fallbacks=(), head=None):
+    def preload(policy, tokenizer, *, cwd=None, budget=8000, readme_budget=2000, fallbacks=(), head=None, **_):
         from jitctx.preload import Covered
         from jitctx.refs import Delivered
 

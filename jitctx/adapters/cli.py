@@ -30,6 +30,15 @@ def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True,
         p.add_argument("--no-server", action="store_true", help="run in this process, not through the root's warm server (also JITCTX_SERVER=0)")
 
 
+def _formats(p: argparse.ArgumentParser) -> None:
+    """``--formats``: which agents' instruction and rule files are read (``jitctx.rules``)."""
+    p.add_argument(
+        "--formats",
+        metavar="LIST",
+        help="agents' formats to read instructions and rules from, comma-separated: agents, claude, gemini, cursor, copilot, windsurf, cline, or all, none (default: $JITCTX_FORMATS, else all)",
+    )
+
+
 def _max_tokens(p: argparse.ArgumentParser) -> None:
     p.add_argument("--max-tokens", type=int, metavar="N", help="cap the rendered output at N tokens (held to 200-50,000), cut at whole items (default: no cap)")
 
@@ -264,6 +273,7 @@ def _primitive(sub, name: str) -> None:
     p = _sub(sub, name, text)
     _query_options(p, getattr(query, query_name))
     _max_tokens(p)
+    _formats(p)
     _common(p)
 
 
@@ -285,6 +295,7 @@ def _preload_parser(sub, name: str) -> None:
     p.add_argument("--cwd", metavar="DIR", help="load instruction files from the root down to DIR (default: the working directory if inside the root, else the root)")
     p.add_argument("--budget", type=int, default=8000, metavar="TOKENS", help="token budget for all files (default 8,000; 0 turns preloading off)")
     p.add_argument("--readme-budget", type=int, default=2000, metavar="TOKENS", help="token cap for the README (default 2,000)")
+    _formats(p)
     _common(p)
 
 
@@ -293,6 +304,7 @@ def _watch_parser(sub, name: str) -> None:
     p.add_argument("paths", nargs="*", metavar="PATH", help="also watch these files, or the files in these folders (as glob lists them)")
     p.add_argument("--timeout", type=float, metavar="SECONDS", help="stop after SECONDS; exit 0 if anything changed, 1 if not (default: until interrupted)")
     p.add_argument("--poll", action="store_true", help="use the polling observer instead of native file events")
+    _formats(p)
     _common(p, json=False, server=False)
 
 
@@ -300,6 +312,7 @@ def _context_parser(sub, name: str) -> None:
     p = _sub(sub, name, "assemble a context window for a task within a token budget")
     p.add_argument("--task", required=True, metavar="TEXT", help="what the agent is asked to do")
     p.add_argument("--budget", type=int, default=16000, metavar="TOKENS", help="token budget for the whole window (default 16,000)")
+    _formats(p)
     _common(p)
 
 
@@ -311,6 +324,7 @@ def _tools_parser(sub, name: str) -> None:
 
 def _mcp_parser(sub, name: str) -> None:
     p = _sub(sub, name, "serve glob, grep, head, tail over MCP (stdio)")
+    _formats(p)
     _common(p, json=False, server=False)
 
 
@@ -355,6 +369,9 @@ def _workspace(args):
         ws = _CALLER.workspace(args.root, record)  # the server's: warm listing, the caller's session
     else:
         ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record)
+    formats = getattr(args, "formats", None)
+    if formats is not None or _CALLER is not None:  # a server's session keeps its Workspace: each call says its own
+        ws.set_formats(formats)
     # paths print from the working directory and hints as flags; token caps price that text
     ws.view = args.view = CliView(_cwd_in(ws))
     return ws
@@ -595,7 +612,7 @@ def _cmd_mcp(args) -> int:
         missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
         _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
         return EXIT_ERROR
-    return serve(args.root)
+    return serve(args.root, formats=args.formats)
 
 
 def _cmd_session(args) -> int:

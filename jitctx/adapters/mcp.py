@@ -75,8 +75,11 @@ def _root_from_uri(uri: str) -> str | None:
 class JitctxServer:
     """One MCP connection's state: the workspace, its preload, subscriptions."""
 
-    def __init__(self, root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> None:
+    def __init__(
+        self, root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS, formats: str | list[str] | None = None
+    ) -> None:
         self.root = root
+        self.formats = formats  # which agents' files are read (None: $JITCTX_FORMATS, else all)
         self.ws = workspace
         self.poll = poll
         self._ws_lock = anyio.Lock()
@@ -110,7 +113,7 @@ class JitctxServer:
         async with self._ws_lock:
             if self.ws is None:
                 root = self.root if self.root is not None else await self._client_root(ctx)
-                self.ws = await anyio.to_thread.run_sync(functools.partial(Workspace, root, max_tokens=DEFAULT_MAX_TOKENS))
+                self.ws = await anyio.to_thread.run_sync(functools.partial(Workspace, root, max_tokens=DEFAULT_MAX_TOKENS, formats=self.formats))
                 log.info("serving %s", self.ws.root)
             return self.ws
 
@@ -349,27 +352,35 @@ def tool_list() -> list[types.Tool]:
     ]
 
 
-def build_server(root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS) -> JitctxServer:
+def build_server(
+    root: str | os.PathLike | None = None, *, workspace: Workspace | None = None, poll: float | None = POLL_SECONDS, formats: str | list[str] | None = None
+) -> JitctxServer:
     """A server for in-process use (tests pass ``.server`` to ``mcp.Client``)."""
-    return JitctxServer(root, workspace=workspace, poll=poll)
+    return JitctxServer(root, workspace=workspace, poll=poll, formats=formats)
 
 
-def serve(root: str | os.PathLike | None = None) -> int:
+def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) -> int:
     """Serve over stdio until the client closes stdin; returns the exit code.
 
     A configured root (``--root``, ``$JITCTX_ROOT``, ``$CLAUDE_PROJECT_DIR``)
-    is checked before serving: a bad one exits 2 with the reason on stderr.
+    and ``formats`` (``--formats``, else ``$JITCTX_FORMATS``) are checked before
+    serving: a bad one exits 2 with the reason on stderr.
     """
+    from ..errors import QueryError
+    from ..rules import check_formats
+
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("JITCTX_LOG", "WARNING").upper(), format="jitctx mcp: %(levelname)s: %(message)s")
     chosen = configured_root(root)
     ws = None
-    if chosen is not None:
-        try:
-            ws = Workspace(chosen, max_tokens=DEFAULT_MAX_TOKENS)
-        except RepoError as exc:
-            sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
-            return 2
-    app = JitctxServer(chosen, workspace=ws)
+    try:
+        if formats is not None or os.environ.get("JITCTX_FORMATS"):
+            check_formats(formats if formats is not None else os.environ.get("JITCTX_FORMATS"))
+        if chosen is not None:
+            ws = Workspace(chosen, max_tokens=DEFAULT_MAX_TOKENS, formats=formats)
+    except (RepoError, QueryError) as exc:
+        sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
+        return 2
+    app = JitctxServer(chosen, workspace=ws, formats=formats)
 
     async def run() -> None:
         async with _stdio() as (read, write):

@@ -1,0 +1,2 @@
+def serve():
+    return "ok"

@@ -1,0 +1,2 @@
+def lib():
+    return 1

@@ -1,0 +1,1 @@
+export function handle(req: Request) { return req; }

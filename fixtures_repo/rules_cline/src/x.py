@@ -1,0 +1,2 @@
+def x():
+    return 1
