@@ -117,6 +117,8 @@ class Server:
         self._last = time.monotonic()
         self._inflight: dict[socket.socket, Call] = {}
         self._readers = threading.BoundedSemaphore(READERS)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
         self._socket_ino = 0
         self._lock_fd = -1
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
@@ -227,6 +229,8 @@ class Server:
             if self._stop_builder:
                 self._stop_build()
             log.info("server of %s ends: %s", self.root, self.why_stopped or "stopped")
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
             os.close(lock)  # the lock goes last: a new server may start now
         return 0
 
@@ -235,6 +239,14 @@ class Server:
         self._stop_builder = self._stop_builder or builder
         self.why_stopped = self.why_stopped or why
         self._stop.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the accept loop out of its wait (a new call to watch, or the end)."""
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # full (it is awake already) or closed (it has ended)
+            pass
 
     def _stop_build(self) -> None:
         from .build import stop
@@ -354,12 +366,18 @@ class Server:
         while not self._stop.is_set():
             with self._cv:  # the worker drops the calls it ended
                 calls = list(self._inflight.values())
-            watched = [listener, *(c.conn for c in calls)]
+            watched: list = [listener, self._wake_r, *(c.conn for c in calls)]
             try:
                 readable, _, _ = select.select(watched, [], [], HEARTBEAT)
             except (OSError, ValueError):  # a call's socket closed meanwhile
                 readable = []
             for r in readable:
+                if r is self._wake_r:
+                    try:
+                        os.read(self._wake_r, 512)
+                    except OSError:
+                        pass
+                    continue
                 if r is listener:
                     try:
                         conn, _ = listener.accept()
@@ -443,6 +461,7 @@ class Server:
             self._queue.append(call)
             self._inflight[conn] = call
             self._cv.notify()
+        self._wake()  # the accept loop watches this call's socket from now on (its descriptors come there)
         try:
             os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (_make_room)
         except OSError:
