@@ -3,10 +3,12 @@
 Owns deciding, in a few milliseconds, whether a call goes to the root's
 server (``jitctx.server``) and sending it there: argv, the working
 directory, the session, the terminal width, and the caller's own stdout and
-stderr (passed as file descriptors, so the server writes exactly what this
-process would, with the same buffering). Starts the server when none runs
-and answers that call in this process meanwhile (a call of a session, or
-with ``JITCTX_SERVER=wait``, waits for the server instead). Any failure to reach a
+stderr (passed as file descriptors when the call starts, so the server
+writes exactly what this process would, with the same buffering). Starts the
+server when none runs and the root was called before (a root called once
+gets none) and answers that call in this process meanwhile (a call of a
+session, or with ``JITCTX_SERVER=wait``, starts and waits for the server
+instead). Any failure to reach a
 server runs the call here, with the same output (a debug line with
 ``JITCTX_LOG=debug``, nothing else). Imports ``os``, ``sys`` and the C
 socket module only: ``socket``'s own import (enum, selectors) would cost
@@ -93,9 +95,11 @@ def _through_server(argv: list[str]) -> int | None:
             _debug(sock)
             return None  # a server that does not take calls now, or a path no server can use
         if sock is None:
-            _spawn(root, endpoint.digest(fp), after_us=not wait)
             if not wait:
-                return None  # answered here; the server starts once this process is done
+                if _used_before(path):
+                    _spawn(root, endpoint.digest(fp), after_us=True)  # it starts once this process is done
+                return None  # answered here
+            _spawn(root, endpoint.digest(fp))
             sock = _wait_for(path)
             if sock is None:
                 _debug("the server did not start in time")
@@ -207,6 +211,29 @@ def _blocked(path: str) -> str | None:
         if not want(st.st_mode):
             return f"{name} is not jitctx's (remove it): no server can start"
     return None
+
+
+def _used_before(path: str) -> bool:
+    """Whether this root (and environment) had a call without a server in the last
+    ``endpoint.SEEN_WINDOW`` seconds: its mark beside the socket's place (``.seen``), made or
+    touched now. A root called once never starts a server (a test suite's temporary
+    repositories, a one-off look), one called again does."""
+    mark = path[: -len(".sock")] + ".seen"
+    try:
+        from .endpoint import SEEN_WINDOW
+
+        before = time.time() - os.lstat(mark).st_mtime < SEEN_WINDOW
+    except OSError:
+        before = False
+    try:
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        try:
+            os.utime(fd)
+        finally:
+            os.close(fd)
+    except OSError:
+        return True  # no mark can be kept: start the server as before
+    return before
 
 
 def _wait_for(path: str):

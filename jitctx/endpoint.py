@@ -13,12 +13,13 @@ goes to a server (``client``).
 import os
 import sys
 
-__all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "answer_keys", "decode_request", "digest", "encode_request", "fingerprint", "inside", "run_dir", "socket_name"]
+__all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "SEEN_WINDOW", "answer_keys", "decode_request", "digest", "encode_request", "fingerprint", "inside", "run_dir", "socket_name"]
 
 PROTOCOL = "jitctx-serve/2"  # 2: the caller's descriptors only once the call starts, and a writing handshake
 CONTROL = "jitctx-control/1"  # --status, --stop
 PACKAGE = os.path.dirname(os.path.abspath(__file__))  # which jitctx answers: part of the fingerprint
 SOCKET_MAX = 100  # bytes of a socket path (sun_path holds 108 with its NUL); longer: no server
+SEEN_WINDOW = 600.0  # seconds: a root called again within this gets a server (its ".seen" mark); one called once never does
 
 # the environment that can change an answer: each distinct value gets a server of its own
 _EXACT = ("HOME", "PATH", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")

@@ -338,8 +338,16 @@ class Server:
 
     def _make_room(self) -> None:
         """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
-        ones to leave (each touches its lock file at every call)."""
+        ones to leave (each touches its lock file at every call); drop the marks of roots
+        called once (``client._used_before``) older than ``endpoint.SEEN_WINDOW``."""
         assert self.folder is not None
+        now = time.time()
+        for mark in Path(self.folder).glob("*.seen"):  # roots called once, long ago
+            try:
+                if now - mark.lstat().st_mtime > endpoint.SEEN_WINDOW:
+                    mark.unlink()
+            except OSError:
+                pass
         others = [(mtime, lock) for lock, pid, mtime in servers.held(self.folder) if pid != os.getpid()]
         for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
             servers.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)

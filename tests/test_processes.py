@@ -175,7 +175,8 @@ def test_issue_30_a_started_server_keeps_none_of_the_callers_descriptors(make_re
     r, w = os.pipe()
     env = subprocess_env()
     env.pop("JITCTX_SERVER")  # the default: answered here, the server started for the next calls
-    subprocess.run([sys.executable, "-m", "jitctx", "glob", "*.md"], cwd=repo.root, env=env, pass_fds=(w,), capture_output=True, timeout=60, check=True)
+    for _ in range(2):  # the second call of a root starts its server
+        subprocess.run([sys.executable, "-m", "jitctx", "glob", "*.md"], cwd=repo.root, env=env, pass_fds=(w,), capture_output=True, timeout=60, check=True)
     os.close(w)
     wait_for(lambda: server_status(repo.root) is not None, what="the started server")
     assert select.select([r], [], [], 10.0)[0] and os.read(r, 1) == b""  # end of file: nobody else holds it
@@ -275,6 +276,23 @@ def test_issue_30_the_least_recently_used_server_leaves_for_a_new_one(make_repo)
         pids.append(status["pid"])
     wait_for(lambda: not procs.alive(pids[0]), limit=10.0, what="the least recently used server's end")
     assert procs.alive(pids[1]) and procs.alive(pids[2])
+
+
+def test_issue_30_a_root_called_once_starts_no_server(make_repo):
+    """The default mode: a root's first call is answered in process and leaves only a mark;
+    its second (within endpoint.SEEN_WINDOW) starts the server for the calls after it."""
+    repo = make_repo("basic")
+    env = subprocess_env()
+    env.pop("JITCTX_SERVER")
+
+    def servers() -> list[int]:  # a started server shows at once (its command line is set at exec)
+        return [p.pid for p in procs.find() if p.role == "server" and p.root == str(repo.root)]
+
+    assert captured("glob", "*.md", cwd=repo.root, env=env).code == 0
+    assert servers() == [] and Path(_socket_of(repo.root, env)[: -len(".sock")] + ".seen").exists()
+    assert captured("glob", "*.md", cwd=repo.root, env=env).code == 0
+    assert len(servers()) == 1
+    wait_for(lambda: server_status(repo.root) is not None, what="the started server")
 
 
 def test_issue_30_a_root_used_once_leaves_early():
