@@ -195,13 +195,22 @@ def send(conn: socket.socket, data: bytes, wait: float) -> bool:
             left = deadline - time.monotonic()
             if left <= 0:
                 return False
-            try:
-                select.select([], [conn], [], left)
-            except (OSError, ValueError):
+            if not _ready(conn, select.POLLOUT, left):
                 return False
         except OSError:
             return False
     return True
+
+
+def _ready(conn: socket.socket, event: int, timeout: float) -> bool:
+    """Whether ``conn`` is ready for ``event`` within ``timeout`` seconds (``poll``: no
+    descriptor-number limit as ``select`` has)."""
+    poller = select.poll()
+    try:
+        poller.register(conn, event)
+        return bool(poller.poll(max(0.0, timeout) * 1000))
+    except (OSError, ValueError):
+        return False
 
 
 def fds_of(ancdata) -> list[int]:
@@ -259,8 +268,7 @@ def receive(conn: socket.socket, deadline: float) -> list[str]:
         left = deadline - time.monotonic()
         if left <= 0:
             raise ValueError("the request did not come whole in time")
-        readable, _, _ = select.select([conn], [], [], left)
-        if not readable:
+        if not _ready(conn, select.POLLIN, left):
             continue
         try:
             chunk, anc, _, _ = conn.recvmsg(1 << 16, socket.CMSG_SPACE(8 * 4), socket.MSG_CMSG_CLOEXEC)
