@@ -99,7 +99,10 @@ def side(name: str, checkout: Path, roots: int, parallel: int, data: Path, per_r
     calls = [("glob", "*.md"), ("grep", "greet"), ("head", "README.md", "-n", "5"), ("locate", "--task", "make greet shout")]
 
     def one(i: int) -> int:
-        return max(subprocess.run([*argv, *calls[(i + k) % len(calls)]], cwd=repos[i], env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False).returncode for k in range(per_root))
+        return max(
+            subprocess.run([*argv, *calls[(i + k) % len(calls)]], cwd=repos[i], env=env, capture_output=True, stdin=subprocess.DEVNULL, timeout=120, check=False).returncode
+            for k in range(per_root)
+        )
 
     before = user_inotify()
     started = time.monotonic()

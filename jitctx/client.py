@@ -5,8 +5,8 @@ server (``jitctx.server``) and sending it there: argv, the working
 directory, the session, the terminal width, and the caller's own stdout and
 stderr (passed as file descriptors when the call starts, so the server
 writes exactly what this process would, with the same buffering). Starts the
-server when none runs and the root was called before (a root called once
-gets none) and answers that call in this process meanwhile (a call of a
+server when none runs and the root was called twice before (a root called
+once or twice gets none) and answers that call in this process meanwhile (a call of a
 session, or with ``JITCTX_SERVER=wait``, starts and waits for the server
 instead). Any failure to reach a
 server runs the call here, with the same output (a debug line with
@@ -24,6 +24,7 @@ __all__ = ["main", "SERVED"]
 # the subcommands a server answers; watch, mcp, serve and session always run here
 SERVED = frozenset({"glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes", "preload", "context", "tools"})
 SPAWN_WAIT = 5.0  # seconds a session's first call waits for the server it started
+SPAWN_AFTER = 2  # calls of a root without a server (within endpoint.SEEN_WINDOW) before one starts
 
 
 def main() -> None:
@@ -96,7 +97,7 @@ def _through_server(argv: list[str]) -> int | None:
             return None  # a server that does not take calls now, or a path no server can use
         if sock is None:
             if not wait:
-                if _used_before(path):
+                if _calls_before(path) >= SPAWN_AFTER:
                     _spawn(root, endpoint.digest(fp), after_us=True)  # it starts once this process is done
                 return None  # answered here
             _spawn(root, endpoint.digest(fp))
@@ -213,26 +214,28 @@ def _blocked(path: str) -> str | None:
     return None
 
 
-def _used_before(path: str) -> bool:
-    """Whether this root (and environment) had a call without a server in the last
-    ``endpoint.SEEN_WINDOW`` seconds: its mark beside the socket's place (``.seen``), made or
-    touched now. A root called once never starts a server (a test suite's temporary
-    repositories, a one-off look), one called again does."""
+def _calls_before(path: str) -> int:
+    """How many calls this root (and environment) had without a server, the last less than
+    ``endpoint.SEEN_WINDOW`` seconds ago: its mark beside the socket's place (``.seen``, a
+    byte per call), this one added. A server is started from the third on: a root called
+    once or twice (a test suite's temporary repositories, a one-off look) never pays a
+    server's start; one called again and again does, once."""
+    from .endpoint import SEEN_WINDOW
+
     mark = path[: -len(".sock")] + ".seen"
     try:
-        from .endpoint import SEEN_WINDOW
-
-        before = time.time() - os.lstat(mark).st_mtime < SEEN_WINDOW
+        st = os.lstat(mark)
+        before = st.st_size if time.time() - st.st_mtime < SEEN_WINDOW else 0
     except OSError:
-        before = False
+        before = 0
     try:
-        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+        fd = os.open(mark, os.O_WRONLY | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK | (os.O_APPEND if before else os.O_TRUNC), 0o600)
         try:
-            os.utime(fd)
+            os.write(fd, b".")
         finally:
             os.close(fd)
     except OSError:
-        return True  # no mark can be kept: start the server as before
+        return SPAWN_AFTER  # no mark can be kept: start the server as before
     return before
 
 

@@ -19,7 +19,7 @@ PROTOCOL = "jitctx-serve/2"  # 2: the caller's descriptors only once the call st
 CONTROL = "jitctx-control/1"  # --status, --stop
 PACKAGE = os.path.dirname(os.path.abspath(__file__))  # which jitctx answers: part of the fingerprint
 SOCKET_MAX = 100  # bytes of a socket path (sun_path holds 108 with its NUL); longer: no server
-SEEN_WINDOW = 600.0  # seconds: a root called again within this gets a server (its ".seen" mark); one called once never does
+SEEN_WINDOW = 600.0  # seconds: calls of a root counted together (its ".seen" mark) to decide on starting a server
 
 # the environment that can change an answer: each distinct value gets a server of its own
 _EXACT = ("HOME", "PATH", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")

@@ -339,10 +339,10 @@ class Server:
     def _make_room(self) -> None:
         """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
         ones to leave (each touches its lock file at every call); drop the marks of roots
-        called once (``client._used_before``) older than ``endpoint.SEEN_WINDOW``."""
+        called without a server (``client._calls_before``) older than ``endpoint.SEEN_WINDOW``."""
         assert self.folder is not None
         now = time.time()
-        for mark in Path(self.folder).glob("*.seen"):  # roots called once, long ago
+        for mark in Path(self.folder).glob("*.seen"):  # roots called once or twice, long ago
             try:
                 if now - mark.lstat().st_mtime > endpoint.SEEN_WINDOW:
                     mark.unlink()
