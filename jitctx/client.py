@@ -98,9 +98,9 @@ def _through_server(argv: list[str]) -> int | None:
         if sock is None:
             if not wait:
                 if _calls_before(path) >= SPAWN_AFTER:
-                    _spawn(root, endpoint.digest(fp), after_us=True)  # it starts once this process is done
+                    _spawn(root, endpoint.digest(fp), folder, after_us=True)  # it starts once this process is done
                 return None  # answered here
-            _spawn(root, endpoint.digest(fp))
+            _spawn(root, endpoint.digest(fp), folder)
             sock = _wait_for(path)
             if sock is None:
                 _debug("the server did not start in time")
@@ -115,7 +115,7 @@ def _through_server(argv: list[str]) -> int | None:
         _debug(f"the server said {kind!r}")
         if kind in ("gone", "replaced"):  # it stopped before taking the call: its successor will
             if not wait:
-                _spawn(root, endpoint.digest(fp), after_us=True)
+                _spawn(root, endpoint.digest(fp), folder, after_us=True)
                 return None
             time.sleep(0.05)
             continue
@@ -300,30 +300,47 @@ def _call(sock, request: bytes) -> int | str | None:
 
 
 # the server's first lines: with --after, wait (up to 10 s) until the client that started it
-# has exited, so its start takes no CPU from the call that client answers itself
-_BOOT = """import os, sys, time
+# has exited, so its start takes no CPU from the call that client answers itself; then take
+# one of STARTING slots of its run folder (a lock file each) or leave at once: a start costs
+# 1-2 s of CPU, and many at once (an agent touring repositories) starved the machine.
+# The server lets its slot go when it is warm (``--slot``).
+_BOOT = """import os, sys, time, fcntl
 if sys.argv[1] == "--after":
     del sys.argv[1]
     parent, end = os.getppid(), time.monotonic() + 10
     while os.getppid() == parent and time.monotonic() < end:
         time.sleep(0.01)
+for i in range(%d):
+    try:
+        slot = os.open(os.path.join(%r, "start%%d.slot" %% i), os.O_RDWR | os.O_CREAT | os.O_CLOEXEC | os.O_NOFOLLOW | os.O_NONBLOCK, 0o600)
+    except OSError:
+        continue
+    try:
+        fcntl.flock(slot, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        break
+    except OSError:
+        os.close(slot)
+else:
+    sys.exit(0)
 sys.path.insert(0, %r)
 from jitctx.server import main
-sys.exit(main(sys.argv[1:]))
+sys.exit(main([*sys.argv[1:], "--slot", str(slot)]))
 """
+STARTING = 2  # servers of one run folder starting (importing, warming up) at once
 
 
-def _spawn(root: str, digest: str, *, after_us: bool = False) -> None:
+def _spawn(root: str, digest: str, folder: str, *, after_us: bool = False) -> None:
     """Start the root's server in the background, quiet, in a process group of its own (a
     Ctrl-C at the terminal is not for it), with no descriptor of this process but
-    ``/dev/null`` on its stdio; it exits at once if another one won the race.
+    ``/dev/null`` on its stdio; it exits at once if another one won the race, or if
+    ``STARTING`` servers of the run ``folder`` are starting already.
     ``after_us``: it starts once this process has ended (this call is answered here).
     Not a session of its own: the kernel shares CPU between sessions (autogroups) before
     it looks at priorities, and the server's warm-up must yield to the calls it serves."""
     from . import procs
 
     parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    code = procs.MARK + "server\n" + _BOOT % parent
+    code = procs.MARK + "server\n" + _BOOT % (STARTING, folder, parent)
     try:
         procs.spawn([sys.executable, "-c", code, *(["--after"] if after_us else []), "serve", "--root", root, "--spawned", digest])
     except OSError as exc:

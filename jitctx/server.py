@@ -121,6 +121,7 @@ class Server:
         os.set_blocking(self._wake_w, False)
         self._socket_ino = 0
         self._lock_fd = -1
+        self.slot: int | None = None  # a start slot (client._BOOT) held until warm
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
         self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
 
@@ -541,6 +542,12 @@ class Server:
         warm = threading.Thread(target=self._warm_quietly, name="jitctx-warm", daemon=True)
         warm.start()
         warm.join()  # one thread imports at a time: calls wait for it
+        if self.slot is not None:
+            try:
+                os.close(self.slot)  # warm: another server of the folder may start now
+            except OSError:
+                pass
+            self.slot = None
         while True:
             with self._cv:
                 while not self._queue and not self._stop.is_set():
@@ -651,7 +658,7 @@ def main(argv: list[str]) -> int:
             return servers.stop_all(args.root, as_json=args.json) if args.stop else servers.status_all(args.root, as_json=args.json)
         if args.status or args.stop:
             return control(args.root, "stop" if args.stop else "status", as_json=args.json)
-        return serve(args.root, idle=args.idle, spawned=args.spawned)
+        return serve(args.root, idle=args.idle, spawned=args.spawned, slot=args.slot)
     except JitctxError as exc:
         if args.spawned is None:
             sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
@@ -660,11 +667,14 @@ def main(argv: list[str]) -> int:
         return 130
 
 
-def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None) -> int:
-    """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it)."""
+def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None, slot: int | None = None) -> int:
+    """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it).
+    ``slot``: a start slot's locked descriptor (``client._BOOT``), closed once warm."""
     from .repo import find_root
 
-    return Server(str(find_root(root)), idle=idle).run(spawned=spawned)
+    server = Server(str(find_root(root)), idle=idle)
+    server.slot = slot
+    return server.run(spawned=spawned)
 
 
 def control(root: str | None, what: str, *, as_json: bool = False) -> int:

@@ -145,12 +145,13 @@ def _nothing_left(tmp_path_factory):
     yield
     from jitctx import procs
 
-    base = str(tmp_path_factory.getbasetemp())
-    left = [
-        p
-        for p in procs.find()
-        if any(base in a or "/jx-" in a for a in p.argv[3:]) or base in str((p.environ() or {}).get("JITCTX_CACHE_DIR", "")) or base in str((p.environ() or {}).get("HOME", ""))
-    ]
+    base = str(tmp_path_factory.getbasetemp()) + os.sep  # this run's (pytest-12/ is not pytest-123/)
+
+    def ours(p) -> bool:
+        env = p.environ() or {}
+        return any(base in a for a in p.argv[3:]) or any(str(env.get(k, "")).startswith(base) for k in ("JITCTX_CACHE_DIR", "HOME"))
+
+    left = [p for p in procs.find() if ours(p)]
     procs.stop([p.pid for p in left], grace=2.0)
     assert not left, "jitctx processes left by the tests: " + "; ".join(f"{p.role} {p.pid} {p.root}" for p in left)
 

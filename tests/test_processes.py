@@ -297,6 +297,32 @@ def test_issue_30_a_root_called_once_or_twice_starts_no_server(make_repo):
     wait_for(lambda: server_status(repo.root) is not None, what="the started server")
 
 
+def test_issue_30_servers_start_two_at_a_time(make_repo):
+    """A run folder's start slots taken (two servers warming up): a server started now
+    leaves at once, without a socket; once a slot is free, the next start serves."""
+    import fcntl
+
+    from jitctx.client import STARTING
+
+    repo = make_repo("basic")
+    env = subprocess_env()
+    env.pop("JITCTX_SERVER")
+    folder = Path(_socket_of(repo.root, env)).parent
+    slots = [os.open(folder / f"start{i}.slot", os.O_RDWR | os.O_CREAT, 0o600) for i in range(STARTING)]
+    try:
+        for fd in slots:
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        for _ in range(3):
+            assert captured("glob", "*.md", cwd=repo.root, env=env).code == 0
+        wait_for(lambda: not [p for p in procs.find() if p.role == "server" and p.root == str(repo.root)], limit=15.0, what="the started server's leaving")
+        assert server_status(repo.root) is None
+    finally:
+        for fd in slots:
+            os.close(fd)
+    assert captured("glob", "*.md", cwd=repo.root, env=env).code == 0
+    wait_for(lambda: server_status(repo.root) is not None, what="a server, once a slot is free")
+
+
 def test_issue_30_a_root_used_once_leaves_early():
     from jitctx.server import IDLE, IDLE_FIRST, Server
 

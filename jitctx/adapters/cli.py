@@ -335,6 +335,7 @@ def _serve_parser(sub, name: str) -> None:
     p.add_argument("--all", action="store_true", help="with --status or --stop: every jitctx server, index builder and worker of this user (of the root only, with --root)")
     p.add_argument("--idle", type=float, metavar="SECONDS", help="exit after SECONDS without a call (default: $JITCTX_SERVER_IDLE, else 600; 60 until a second call)")
     p.add_argument("--spawned", metavar="DIGEST", help=argparse.SUPPRESS)  # started by the client: quiet, detached
+    p.add_argument("--slot", type=int, help=argparse.SUPPRESS)  # the client's start slot (a locked descriptor), let go once warm
     _common(p, server=False)
 
 
