@@ -22,7 +22,7 @@ from collections.abc import Callable
 
 from .cache import open_untrusted
 
-__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "stop"]
+__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
@@ -32,12 +32,14 @@ RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only
 
 
 class Progress:
-    """A build under way: ``done`` of ``total`` files read (``total`` 0: still listing)."""
+    """A build under way: ``done`` of ``total`` files read (``total`` 0: still listing) in
+    its ``phase``: ``words`` (paths and words, what ``locate`` needs), then ``definitions``
+    (the files with a grammar parsed)."""
 
-    __slots__ = ("done", "pid", "total")
+    __slots__ = ("done", "phase", "pid", "total")
 
-    def __init__(self, done: int, total: int, pid: int) -> None:
-        self.done, self.total, self.pid = done, total, pid
+    def __init__(self, done: int, total: int, pid: int, phase: str = "words") -> None:
+        self.done, self.total, self.pid, self.phase = done, total, pid, phase
 
     def percent(self) -> int:
         return int(100 * self.done / self.total) if self.total else 0
@@ -91,6 +93,8 @@ def plan(code, list_paths: Callable[[], list[str]], entries: Callable[[list[str]
     if not stored:
         return Plan("current", work, removed, n, racy), listed
     if len(work) + len(removed) <= INLINE:
+        if code.index.outlined()[1] > INLINE and code.index.path is not None:  # words current, definitions not: their part of a build
+            start(str(code.repo.root), code.index.path)
         return Plan("current", work, removed, n, racy), listed
     if len(work) >= SPARSE * max(1, n):
         return Plan("quick", work, removed, n, racy), listed
@@ -121,7 +125,7 @@ def progress(index_path: str) -> Progress | None:
         os.close(fd)
     try:
         d = _read(status)
-        return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)))
+        return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)), str(d.get("phase", "words")))
     except (OSError, ValueError, TypeError):
         return Progress(0, 0, 0)
 
@@ -173,31 +177,15 @@ def start(root: str, index_path: str) -> bool:
         os.close(fd)  # the builder's copy holds the lock now
 
 
-def stop(index_path: str) -> int | None:
-    """Stop the builder of the index at ``index_path`` (``SIGTERM``, then ``SIGKILL`` after a
-    few seconds; its workers die with it) and return its pid; ``None`` when none runs. The
-    rows it committed stay: the next build resumes from them."""
-    from . import procs
-
-    got = progress(index_path)
-    if got is None or got.pid <= 0 or got.pid == os.getpid():
-        return None
-    try:
-        with open(f"/proc/{got.pid}/cmdline", "rb") as f:
-            if b"jitctx" not in f.read():
-                return None  # not a builder any more: the pid was reused
-    except OSError:
-        return None  # ended meanwhile (or no /proc to tell: left alone)
-    procs.stop([got.pid])
-    return got.pid
-
-
-def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None) -> int:
-    """Build in this process (the detached builder's body): 0 when it
-    ran to the end, 1 when another builder holds the lock, 2 when it failed, 3 when the store
-    cannot be written (full, read-only: the reason is left in the status file for
-    ``failed``, and no builder is started again for ``RETRY_SECONDS``). ``locked``: a
-    descriptor of the lock already held (``start`` took it)."""
+def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | None = None, progress: Callable[[str, int, int], None] | None = None) -> int:
+    """Build in this process (the detached builder's body, and ``jitctx index``): the words
+    of every file first (paths, words, the facts ``locate`` needs), then the definitions of
+    the files with a grammar (issue 32: the parse is two thirds of a build), each part an
+    incremental refresh that commits as it goes. 0 when it ran to the end, 1 when another
+    builder holds the lock, 2 when it failed, 3 when the store cannot be written (full,
+    read-only: the reason is left in the status file for ``failed``, and no builder is
+    started again for ``RETRY_SECONDS``). ``locked``: a descriptor of the lock already held
+    (``start`` took it); ``progress(phase, done, total)``: told as files are done."""
     import fcntl
 
     lock_path, status = _paths(index_path)
@@ -225,13 +213,18 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
                 pass
         last = [0.0]
 
-        def tick(done: int, total: int) -> None:
-            now = time.monotonic()
-            if now - last[0] >= 0.5 or done == total:
-                last[0] = now
-                _write(status, {"pid": os.getpid(), "done": done, "total": total, "updated": time.time()})
+        def ticker(phase: str) -> Callable[[int, int], None]:
+            def tick(done: int, total: int) -> None:
+                if progress is not None:
+                    progress(phase, done, total)
+                now = time.monotonic()
+                if now - last[0] >= 0.5 or done == total:
+                    last[0] = now
+                    _write(status, {"pid": os.getpid(), "phase": phase, "done": done, "total": total, "updated": time.time()})
 
-        _write(status, {"pid": os.getpid(), "done": 0, "total": 0, "updated": time.time()})
+            return tick
+
+        _write(status, {"pid": os.getpid(), "phase": "words", "done": 0, "total": 0, "updated": time.time()})
         from .code.store import StoreUnavailable
         from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
         from .repo import Repo, find_root
@@ -244,7 +237,11 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             if index.path is None:  # it could not even be opened for writing
                 raise StoreUnavailable(index.notice or "the store cannot be opened")
             index.on_disk_only = True
-            code.refresh(progress=tick)
+            entries = code.entries()  # one listing for both parts
+            code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
+            code.refresh(entries=entries, complete=True, progress=ticker("definitions"), outline_limit=None)
+            if code.last is not None and code.last.analyzed + code.last.outlined > 1000:  # a build, not a few files brought up to date
+                index.compact()
         except StoreUnavailable as exc:
             unwritable = exc.reason
             return 3
@@ -263,6 +260,77 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             except OSError:
                 pass
         os.close(fd)  # the lock goes last
+
+
+def stop(index_path: str, *, wait: float = 10.0) -> int | None:
+    """Stop the background build of the index at ``index_path``: its process group (the
+    builder and its workers) is sent SIGTERM, then SIGKILL if its lock is still held after
+    ``wait`` seconds. The pid of the builder stopped, or None when none ran. What it
+    committed stays: the next build goes on from there."""
+    import signal
+
+    got = progress(index_path)
+    if got is None or got.pid <= 0 or not _is_builder(got.pid):
+        return None
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(got.pid, sig)  # its own group (``start``): the workers go with it
+        except ProcessLookupError:
+            return got.pid
+        except PermissionError:
+            return None
+        deadline = time.monotonic() + wait
+        while time.monotonic() < deadline:
+            try:
+                os.waitpid(got.pid, os.WNOHANG)  # reaped, when this process started it
+            except ChildProcessError:
+                pass
+            if progress(index_path) is None:
+                _unlink(_paths(index_path)[1])
+                return got.pid
+            time.sleep(0.05)
+    return got.pid
+
+
+def _is_builder(pid: int) -> bool:
+    """Whether ``pid`` runs this module's builder (not a pid the system gave to another)."""
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            return b"jitctx.build import _main" in f.read()
+    except OSError:
+        return os.path.isdir("/proc") is False  # no /proc to ask: trust the lock
+
+
+def state(code) -> dict:
+    """How the index of ``code`` (a ``structure.CodeIndex``) stands, for ``jitctx index
+    --status``: ``built`` (the store exists and holds rows), ``behind`` (files new, changed
+    or still to be parsed, plus files gone), ``building`` (the background build's phase,
+    done and total, or None), ``failed`` (why the last builder could not write), ``bytes``
+    (the store on disk), ``path``."""
+    index = code.index
+    path = index.path
+    out: dict = {"path": path, "built": False, "behind": None, "building": None, "failed": None, "bytes": 0}
+    if path is None:
+        out["failed"] = index.notice
+        return out
+    out["bytes"] = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    rows, waiting = index.outlined()
+    out["built"] = rows > 0
+    got = progress(path)
+    if got is not None:
+        out["building"] = {"phase": got.phase, "done": got.done, "total": got.total, "pid": got.pid}
+    out["failed"] = failed(path)
+    work, _racy, removed = code.pending(code.entries(), parts="all")
+    out["behind"] = len(work) + len(removed)
+    out["files"], out["to_parse"] = rows, waiting
+    return out
+
+
+def _unlink(path: str) -> None:
+    try:
+        os.unlink(path)
+    except OSError:
+        pass
 
 
 def _write(path: str, data: dict) -> None:

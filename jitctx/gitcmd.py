@@ -4,7 +4,7 @@ Owns starting ``git`` (every process jitctx runs against a repository
 starts here): its environment, the configuration overrides that keep a
 repository from naming a program git would run, time limits, and the few
 commands jitctx asks (``ls-files``, ``check-ignore``, ``config``,
-``rev-parse``, ``diff``). Also git's ignore rules where git cannot answer
+``rev-parse``, ``diff``, ``cat-file``). Also git's ignore rules where git cannot answer
 (a folder outside any repository), through pathspec, which enters jitctx
 here and nowhere else. Does not own what a listing means (``repo``,
 ``listing``).
@@ -28,11 +28,13 @@ __all__ = [
     "GIT_TIMEOUT",
     "SAFE_CONFIG",
     "GitTimeout",
+    "blobs",
     "check_ignore",
     "config_get",
     "env",
     "git_args",
     "gitignore_spec",
+    "index_blobs",
     "rev_parse",
     "run",
     "spawn",
@@ -157,6 +159,52 @@ def run(args: list[str], cwd: os.PathLike | str, *, input: bytes | None = None, 
             f"git {args[0]} did not finish within {limit:g} s",
             hint="a FIFO or a hung file system in the repository can block git; set JITCTX_GIT_TIMEOUT to wait longer",
         ) from None
+
+
+def index_blobs(cwd: os.PathLike | str) -> dict[str, str]:
+    """Git's index: repo-relative path -> the blob id git holds for it (regular files
+    at stage 0); ``{}`` when git cannot tell."""
+    try:
+        proc = run(["ls-files", "-s", "-z"], cwd)
+    except (OSError, RepoError):
+        return {}
+    if proc.returncode != 0:
+        return {}
+    out: dict[str, str] = {}
+    for entry in split_z(proc.stdout):
+        head, _, path = entry.partition("\t")
+        mode, blob, stage = (head.split(" ") + ["", "", ""])[:3]
+        if stage == "0" and mode in ("100644", "100755"):
+            out[path] = blob
+    return out
+
+
+def blobs(cwd: os.PathLike | str, ids: list[str]) -> dict[str, bytes]:
+    """The content of git blobs by id (one ``cat-file --batch``: no filter or textconv
+    runs); ids git does not have are left out."""
+    wanted = [i for i in ids if re.fullmatch(r"[0-9a-f]{40}|[0-9a-f]{64}", i)]
+    if not wanted:
+        return {}
+    try:
+        proc = run(["cat-file", "--batch"], cwd, input="".join(i + "\n" for i in wanted).encode())
+    except (OSError, RepoError):
+        return {}
+    out: dict[str, bytes] = {}
+    data, at = proc.stdout, 0
+    for blob in wanted:
+        end = data.find(b"\n", at)
+        if end < 0:
+            break
+        head = data[at:end].split(b" ")
+        at = end + 1
+        if len(head) != 3 or head[1] != b"blob":  # "<id> missing", or not a blob
+            if len(head) == 3 and head[2].isdigit():
+                at += int(head[2]) + 1
+            continue
+        size = int(head[2])
+        out[blob] = data[at : at + size]
+        at += size + 1
+    return out
 
 
 def split_z(out: bytes) -> list[str]:

@@ -26,12 +26,13 @@ TYPE_CHECKING = False  # as typing's: importing typing costs ~2 ms of a one-shot
 if TYPE_CHECKING:
     from typing import BinaryIO
 
-__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "cut_line", "fit_excerpt", "peek", "read_head", "read_tail"]
+__all__ = ["COUNT_LIMIT", "MAX_LINE_CHARS", "MAX_LINES", "Span", "add_read_on", "cut_line", "fit_excerpt", "peek", "read_costs", "read_head", "read_tail"]
 
 MAX_LINE_CHARS = 2000
 COUNT_LIMIT = 8 * 1024 * 1024  # above this, tail (and head) do not count every line
 _CHUNK = 64 * 1024
 _LINE_BYTES = MAX_LINE_CHARS * 4 + 4  # enough bytes for 2,000 chars of UTF-8
+_CUT_MARK = " [… line cut: "
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,7 +64,7 @@ def cut_line(text: str, skipped: int = 0) -> tuple[str, bool]:
     if len(text) > MAX_LINE_CHARS or skipped:
         extra = max(len(text) - MAX_LINE_CHARS, 0)
         omitted = f"{extra:,} more chars" if not skipped else f"{extra + skipped:,}+ more bytes"
-        return f"{text[:MAX_LINE_CHARS]} [… line cut: {omitted}]", True
+        return f"{text[:MAX_LINE_CHARS]}{_CUT_MARK}{omitted}]", True
     return text, False
 
 
@@ -182,7 +183,6 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     what is read is the file that was checked (a symlink swapped in since is
     refused), and its size and mtime are the opened file's.
     """
-    tool = "head" if isinstance(q, HeadQuery) else "tail"
     target = policy.resolve(q.path, want="file")
     try:
         with policy.opener() as opener:
@@ -203,33 +203,72 @@ def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Resu
     size = st.st_size
     with f:
         span = read_head(f, target.path, size, q.n, q.start) if isinstance(q, HeadQuery) else read_tail(f, target.path, size, q.n)
+    res = _result(target.path, size, mtime_of(st), span, q, repo.is_ignored(target.path))
+    return res, Delivered(target.path, target.real, "read")
+
+
+def _result(path: str, size: int, mtime: float, span: Span, q: HeadQuery | TailQuery, ignored: bool) -> Result:
+    """The result of a head/tail read of ``span``: the excerpt and its notices."""
+    tool = "head" if isinstance(q, HeadQuery) else "tail"
     content = "".join(line + "\n" for line in span.lines)
     end = span.start_line + len(span.lines) - 1 if span.start_line is not None else None
-    excerpt = Excerpt(target.path, size, mtime_of(st), span.start_line, end, span.total_lines, content, ignored=repo.is_ignored(target.path), replaced=span.replaced)
+    excerpt = Excerpt(path, size, mtime, span.start_line, end, span.total_lines, content, ignored=ignored, replaced=span.replaced)
     res = Result(tool, [excerpt], total=1)
     if q.notice:
         res.add_notice(q.notice)
     if not span.lines and span.total_lines == 0:
-        res.add_notice(f"{target.path} is empty: nothing to read.")
+        res.add_notice(f"{path} is empty: nothing to read.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is not None and q.start > span.total_lines:
-        res.add_notice(f"start={q.start:,} is past the end: {target.path} has {span.total_lines:,} lines; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end: {path} has {span.total_lines:,} lines; read the end with tail path={path}.")
     elif isinstance(q, HeadQuery) and not span.lines and span.total_lines is None:
-        res.add_notice(f"start={q.start:,} is past the end of {target.path}; read the end with tail path={target.path}.")
+        res.add_notice(f"start={q.start:,} is past the end of {path}; read the end with tail path={path}.")
     if span.total_lines is None and span.lines:
         if tool == "tail":
-            res.add_notice(f"{target.path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
+            res.add_notice(f"{path} is over 8 MiB, so lines were not counted: numbers run from the end (-{len(span.lines)} is the first shown).")
         else:
-            res.add_notice(f"{target.path} is over 8 MiB, so total_lines was not counted.")
+            res.add_notice(f"{path} is over 8 MiB, so total_lines was not counted.")
     if span.replaced:
         res.add_notice("invalid UTF-8 was replaced with U+FFFD.")
     if span.cut_lines:
         res.add_notice(f"{span.cut_lines:,} line(s) over 2,000 chars were cut with a marker.")
-    return res, Delivered(target.path, target.real, "read")
+    return res
 
 
-def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None) -> Result:
+def read_costs(path: str, data: bytes, mtime: float, reads: list[tuple[int, int, str | None]], count) -> list[int | None]:
+    """What each ``head --symbol`` read of lines ``(start, end)`` of the file ``data``
+    (whole: at most 2 MiB, as the code index reads it) costs as a caller receives it: the
+    excerpt's header, its numbered lines and the notices that read carries (``note``: one
+    more, the caller's, such as where a declaration is defined), counted with ``count``;
+    no session lines (stale files, instructions met). A definition's price (DESIGN 9): the
+    same ``_result`` and ``add_read_on`` as the read. None where the file is not text."""
+    import io
+
+    try:
+        whole = read_head(io.BytesIO(data), path, len(data), 1 << 40, 1)  # every line, clipped as head clips it
+    except PathError:
+        return [None] * len(reads)
+    out: list[int | None] = []
+    for start, end, note in reads:
+        q = HeadQuery.make(path=path, n=end - start + 1, start=start)
+        lines = whole.lines[start - 1 : start - 1 + q.n]
+        shown = "".join(lines)
+        span = Span(lines, start, whole.total_lines, "\ufffd" in shown, sum(_CUT_MARK in line for line in lines))  # "\ufffd": as decoding marks a replacement
+        res = _result(path, len(data), mtime, span, q, False)
+        e = res.results[0]
+        res.results = [replace(e, tokens=count(e.content))]
+        add_read_on(res, until=end)
+        if note:
+            res.add_notice(note)
+        text = render_text(res)
+        header, _, body = text.partition("\n")  # the header's last pre-token takes the newline: counted apart, the numbered body is cached by content
+        out.append(count(header + "\n") + count(body) if body else count(text))
+    return out
+
+
+def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = None, *, until: int | None = None) -> Result:
     """Keep whole lines (the first ones for head, the last ones for tail) so that
-    the whole rendered result, read-on call included, fits ``max_tokens``.
+    the whole rendered result, read-on call included, fits ``max_tokens``
+    (``until``: see ``add_read_on``).
 
     The rendered text is what is priced, so the cap holds exactly (a result
     whose fixed parts alone exceed it keeps no line, and says so).
@@ -252,7 +291,7 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = 
             out = replace(result, results=[replace(e, content=content, start_line=start, end_line=end, tokens=tokenizer.count(content))], truncated=True)
             which = "the last " if from_end else ""
             out.add_notice(f"cut to {which}{k:,} of {len(lines):,} lines to fit max_tokens; raise max_tokens or ask for fewer lines.")
-        add_read_on(out)
+        add_read_on(out, until=until)
         return out
 
     def priced(k: int) -> str:
@@ -265,10 +304,14 @@ def fit_excerpt(result: Result, max_tokens: int, tokenizer, view: View | None = 
     return cut(fit_lines(tokenizer.count, lines, max_tokens, priced) or 0)
 
 
-def add_read_on(res: Result) -> None:
+def add_read_on(res: Result, *, until: int | None = None) -> None:
     """The call that reads past a head/tail excerpt, from the lines it shows
-    (after any token cut: it names the lines actually shown)."""
+    (after any token cut: it names the lines actually shown). ``until``: the
+    excerpt is a unit that ends at that line (``head --symbol``'s definition):
+    no call when it is shown to its end."""
     e = res.results[0]
+    if until is not None and e.end_line is not None and e.end_line >= until and not res.truncated:
+        return
     if res.tool == "head" and e.end_line is not None and e.content:
         if e.total_lines is not None and e.end_line < e.total_lines:
             res.add_notice(f"{e.total_lines - e.end_line:,} more lines; read on with head path={e.path} start={e.end_line + 1}.")

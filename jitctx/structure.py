@@ -30,12 +30,13 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from .code.index import Index
-    from .code.rows import Definition, RefreshStats
+    from .code.rows import Definition, Lookup, RefreshStats
     from .policy import PathPolicy
     from .repo import Repo
 
 __all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
+_INLINE = 256  # files a lookup brings up to date itself; more: it answers from what it has (build.INLINE, the same rule)
 _MAX_BYTES = 2 * 1024 * 1024  # files larger than this are neither parsed nor indexed: code.refresh.MAX_BYTES (a test keeps them equal)
 # Source bytes grep parses per call for its symbol field where the index has no fresh row
 # (tree-sitter: ~10 ms per 80 KB; a page of 36 files cost grep 0.14-0.35 s unbounded). Spent
@@ -168,15 +169,30 @@ class CodeIndex:
         return read
 
     def refresh(
-        self, paths: list[str] | None = None, *, progress: bool | Callable[[int, int], None] = True, entries: list | None = None, complete: bool | None = None
+        self,
+        paths: list[str] | None = None,
+        *,
+        progress: bool | Callable[[int, int], None] = True,
+        entries: list | None = None,
+        complete: bool | None = None,
+        parts: str = "all",
+        outline_limit: int | None = -1,
     ) -> RefreshStats:
         """Bring the index up to date: with the whole universe (``paths`` None), or
         only with ``paths`` (repo-relative files; others are left as they are),
         or with ``entries`` already statted (``_entries``; a partial listing).
-        ``progress``: a line on a terminal (True), or ``progress(done, total)``."""
+        ``progress``: a line on a terminal (True), or ``progress(done, total)``.
+        ``parts``: ``all``, or ``words`` (the definitions left for a later refresh:
+        a build's first part). ``outline_limit``: the most files still to be parsed
+        that this refresh parses (more: all left to the build; None: no limit; the
+        default: ``_INLINE`` for a refresh of the whole universe, none for named
+        paths). Words are told again from git's copy of a blob where git holds it
+        (``code.refresh``)."""
         from .code.analyze import analyze
 
         complete = (paths is None and entries is None) if complete is None else complete
+        if outline_limit == -1:
+            outline_limit = _INLINE if complete else None
         if entries is None:
             entries = self._entries(self.repo.files() if paths is None else paths)
         workers = min(os.cpu_count() or 1, 4) if len(entries) > 200 else 1
@@ -189,13 +205,33 @@ class CodeIndex:
                 max_bytes=_MAX_BYTES,
                 workers=workers,
                 progress=progress if callable(progress) else _progress_printer() if progress else None,
+                parts=parts,
+                recall=self._recall,
+                keeps=self._keeps,
+                outline_limit=outline_limit,
             )
         return self.last
 
-    def pending(self, entries: list) -> tuple[list[str], list[str], list[str]]:
+    def _recall(self, blobs: list[str]) -> dict[str, bytes]:
+        from . import gitcmd
+
+        return gitcmd.blobs(self.repo.root, blobs) if self.repo.is_git else {}
+
+    def _keeps(self) -> Callable[[str, str], bool] | None:
+        """Whether git holds a file's content as the blob the index names (its words need
+        not be kept: ``_recall`` tells them again); asked once by a large refresh."""
+        from . import gitcmd
+
+        if not self.repo.is_git:
+            return None
+        held = gitcmd.index_blobs(self.repo.root)
+        return lambda path, blob: held.get(path) == blob
+
+    def pending(self, entries: list, *, parts: str = "words") -> tuple[list[str], list[str], list[str]]:
         """What a complete refresh with ``entries`` (``_entries`` of the universe) would read,
-        hash again and remove, without doing it (``code.refresh.pending``)."""
-        return self.index.pending(entries, max_bytes=_MAX_BYTES)
+        hash again and remove, without doing it (``code.refresh.pending``); ``parts="all"``:
+        the files whose definitions are still to come count too."""
+        return self.index.pending(entries, max_bytes=_MAX_BYTES, parts=parts)
 
     def entries(self, paths: list[str] | None = None) -> list:
         """The universe (or ``paths`` of it, already listed) as the index is refreshed with
@@ -210,19 +246,23 @@ class CodeIndex:
         return bool(entry) and _row_matches(self.index.state(rel), entry[0])
 
     def priced(self, path: str, found) -> tuple[Definition, ...]:
-        """``found`` (definitions of ``path``) with their tokens: the exact cost of reading
-        each whole (``head --symbol``'s lines), counted now for those the index has none for
-        (through ``count``, whose cache remembers them by content)."""
-        if self.count is None or all(d.tokens is not None for d in found):
+        """``found`` (definitions of ``path``) with their tokens: what the read that fetches
+        each costs, as the caller receives it (``head path=P symbol=Q``, with ``start`` when
+        the name is shared: header, numbered lines, notices; ``peek.read_costs``), counted
+        now through ``count`` (whose cache remembers the numbered lines by content)."""
+        if self.count is None or not found:
             return tuple(found)
-        from .code.analyze import definition_text
-        from .text import decode, split_lines, strip_bom
+        from .peek import read_costs
 
         with self.policy.opener() as opener:
-            data = _peek_bytes(opener, path)
-        lines = split_lines(decode(strip_bom(data))[0])
-        count = self.count
-        return tuple(d if d.tokens is not None else replace(d, tokens=count(definition_text(lines, d.start_line, d.end_line))) for d in found)
+            try:
+                data, st = opener.read(path, _MAX_BYTES + 1)
+            except OSError:
+                return tuple(found)
+        if len(data) > _MAX_BYTES:
+            return tuple(found)
+        costs = read_costs(path, data, mtime_of(st), [(d.start_line, d.end_line, self.defined_elsewhere(path, d)) for d in found], self.count)
+        return tuple(replace(d, tokens=t) for d, t in zip(found, costs))
 
     def _symbol(self, path: str, d: Definition) -> Symbol:
         try:
@@ -244,7 +284,7 @@ class CodeIndex:
         res = Result(tool="outline")
         with self.policy.opener() as opener:
             data = _peek_bytes(opener, rel)
-        if language_for(rel, data[:256]) is None:
+        if language_for(rel, data) is None:
             ext = os.path.splitext(rel)[1] or os.path.basename(rel)
             res.notice = f"no outline for {ext} files (no grammar for this file type); use grep to find lines, or head to read it."
             return res
@@ -262,10 +302,20 @@ class CodeIndex:
         res.extra = {"path": rel, "lines": _line_count(data), "size": len(data)}
         return res
 
-    def symbols(self, query: str, *, under: str, kind: str | None, limit: int) -> Result:
-        """Definitions by name across the repository (see ``Workspace.symbols``)."""
+    def symbols(self, query: str, *, under: str, kind: str | None, limit: int, deadline: float | None = None) -> Result:
+        """Definitions by name across the repository (see ``Workspace.symbols``). When
+        more than ``_INLINE`` files that can define are new, changed or not parsed yet
+        (a first call, a build under way), the answer does not wait for them: it comes
+        from the part of the index that is current and the files grep finds defining the
+        name, parsed now until ``deadline`` (monotonic); ``extra["partial"]`` says how
+        much was left (the caller starts the build and says so)."""
         from .code.parse import EXTENSIONS
 
+        scope = "" if under in (".", "") else under
+        query = _dotted(query)
+        rows, waiting = self.index.outlined()
+        if waiting > _INLINE or (rows == 0 and (self.repo.tracked_count() or 0) > _INLINE):  # a build under way, a first call on a big tree: no listing, grep at once
+            return self._symbols_partial(query, scope, kind, limit, None, None, deadline)
         # only files that can hold definitions need to be current for a lookup (a quarter of a
         # large tree): git lists the tracked ones by extension; the others' words wait for
         # locate, whose refresh is complete
@@ -273,8 +323,10 @@ class CodeIndex:
         entries: list = []
         for chunk in self.repo.file_chunks(suffix=suffixes):  # stat tracked files while git walks for the rest
             entries += self._entries(_defining(chunk))
+        work, _racy, _ = self.index.pending(entries, max_bytes=_MAX_BYTES, parts="all", complete=False)
+        if len(work) > _INLINE:  # racy rows only want a hash again: done inline, as build.plan counts them
+            return self._symbols_partial(query, scope, kind, limit, entries, set(work), deadline)
         self.refresh(entries=entries)
-        scope = "" if under in (".", "") else under
         found = self.index.find(query, kind=kind, under=scope, limit=limit)
         # a hit's file must be as the index saw it: one deleted since a complete refresh, or a
         # tracked script without an extension (not listed above) changed since, is refreshed first
@@ -285,6 +337,96 @@ class CodeIndex:
             else:
                 self.refresh(stale, progress=False)
             found = self.index.find(query, kind=kind, under=scope, limit=limit)
+        return self._symbols_result(query, scope, kind, found)
+
+    def _symbols_partial(self, query: str, scope: str, kind: str | None, limit: int, entries: list | None, behind: set[str] | None, deadline: float | None) -> Result:
+        """``symbols`` from what can be had at once (see ``symbols``): grep for the lines
+        that may define the name, those files parsed now (most matches first, until
+        ``deadline``) and written to the index, then the index's answer without the files
+        it is behind on and without any hit whose file changed since. ``entries`` and
+        ``behind``: the listing and the files it is behind on, when they were listed (a
+        checkout); None: not listed (the index is empty or its definitions are still being
+        built: the rows still to be parsed are what it is behind on)."""
+        import time
+
+        from .code.rows import Lookup
+
+        held, cut = self._defining_files(query, scope, deadline)
+        if behind is None:
+            behind = self.index.unoutlined()
+            known = {e[0]: e for e in self._entries(held)}
+            todo = [p for p in held if p in known and (p in behind or not _row_matches(self.index.state(p), known[p]))]
+            rows = self.index.outlined()[0]
+            listed = self.repo.tracked_count() or rows
+        else:
+            known = {e[0]: e for e in entries or ()}
+            todo = [p for p in held if p in behind]
+            listed = rows = len(entries or ())
+        parsed: set[str] = set()
+        for i in range(0, len(todo), 8):
+            if i and deadline is not None and time.monotonic() > deadline - 0.3:  # the first files whatever the clock says
+                break
+            chunk = [known[p] for p in todo[i : i + 8] if p in known]
+            self.refresh(entries=chunk, complete=False, progress=False)
+            parsed.update(e[0] for e in chunk)
+        left = behind - parsed
+        not_indexed = len(left) if rows else max(listed - len(parsed), 0)  # nothing indexed yet: the whole tree is behind
+        found = self.index.find(query, kind=kind, under=scope, limit=limit + min(len(left), 500))
+        kept = tuple(h for h in found.hits if h.path not in left and self._fresh(h.path))
+        dropped = len(found.hits) - len(kept)
+        found = Lookup(kept[:limit], max(found.total - dropped, len(kept)), found.others, found.others_total)
+        res = self._symbols_result(query, scope, kind, found)
+        res.extra["partial"] = {"files_behind": not_indexed, "files_listed": listed, "grep_files": len(held), "parsed_now": len(parsed)}
+        name = query.rstrip(".").rsplit(".", 1)[-1]
+        missed = f"; {len(todo) - len(parsed):,} more files grep finds were not parsed in time" if len(todo) > len(parsed) else ""
+        cut_note = f" (grep stopped at its time cap of {cut:.1f} s: files it did not reach are missing)" if cut else ""
+        res.add_notice(
+            f"{not_indexed:,} files are not indexed yet: this answer comes from the rest of the index and the"
+            f" {len(held):,} files grep finds that may define {name!r}{cut_note} ({len(parsed):,} parsed now{missed}); it may miss a definition grep's patterns do not show."
+        )
+        return res
+
+    def _defining_files(self, query: str, scope: str, deadline: float | None) -> tuple[list[str], float | None]:
+        """The files with a grammar that grep finds a line in that may define the last part
+        of ``query`` (a keyword before it, or an opening parenthesis after it on a line
+        without ``;``: a C/C++/Java definition, not a call statement), most matches first,
+        tests last; and grep's time cap when it stopped there (else None)."""
+        import re
+        import time
+
+        from .code.parse import EXTENSIONS
+        from .query import MAX_LIMIT, SearchQuery
+        from .search import search
+
+        name = query.rstrip(".").rsplit(".", 1)[-1]
+        if not name:
+            return [], None
+        word = re.escape(name) + (r"\w*" if "." not in query else r"\b")  # a dotless query may be a prefix
+        keywords = "def|class|struct|union|enum|interface|trait|type|typedef|func|fn|function|namespace|module|mod|macro_rules!|record|define|impl|using"
+        pattern = rf"\b(?:{keywords})\b[^\n;]*?\b{word}|(?:^|[^\w.>])~?{word}\s*(?:<[^;\n]*>)?\s*\([^;\n]*$|\b{word}\s*[:=]\s*(?:async\b|function\b|class\b|\()"
+        remaining = 2.0 if deadline is None else max(deadline - time.monotonic() - 0.6, 1.5)  # on a loaded machine a later answer, not an empty one
+        q = SearchQuery.make(
+            pattern=pattern,
+            path=scope or ".",
+            glob=tuple(f"*.{e}" for e in sorted(EXTENSIONS)),
+            mode="count",
+            ignore_case=name == name.lower(),
+            limit=MAX_LIMIT,
+            timeout=remaining,
+        )
+        try:
+            res, _ = search(self.repo, self.policy, q)
+        except Exception:  # noqa: BLE001 - a partial answer without grep's files is still an answer
+            return [], None
+        from .code.testpaths import is_test_path
+
+        found = [r.path for r in res.results if getattr(r, "path", None)]  # most matches first
+        cut = remaining if res.notice and "time cap" in res.notice else None
+        return sorted(found, key=is_test_path), cut  # tests last: they call a name more often than they define it
+
+    def _symbols_result(self, query: str, scope: str, kind: str | None, found: Lookup) -> Result:
+        """The ``symbols`` result of a lookup: hits priced, notices for a cut list, for prefix
+        matches left out, for no match (where the last part is defined)."""
         res = Result(tool="symbols", total=found.total, truncated=found.truncated)
         by_file: dict[str, list] = {}
         for h in found.hits:
@@ -293,9 +435,14 @@ class CodeIndex:
         res.results = [self._symbol(h.path, priced[h.path][id(h.definition)]) for h in found.hits]
         if found.truncated:
             res.notice = f"showing {len(found.hits):,} of {found.total:,} definitions; raise limit, or narrow with path or kind (or a qualified name such as Class.method)."
+        if found.others:
+            more = f" and {found.others_total - len(found.others):,} more" if found.others_total > len(found.others) else ""
+            res.add_notice(
+                f"{found.others_total:,} other definition{'s' if found.others_total != 1 else ''} start{'s' if found.others_total == 1 else ''} with {query!r}, not listed: "
+                f"{', '.join(found.others)}{more}; ask for one by name, e.g. symbols query={found.others[0]}."
+            )
         elif not found.hits:
-            scope = "" if under in (".", "") else under
-            res.notice = f"no definition named {query!r}" + (f" under {under}" if scope else "")
+            res.notice = f"no definition named {query!r}" + (f" under {scope}" if scope else "")
             last = query.rstrip(".").rsplit(".", 1)[-1]
             near = [h for h in self.index.find(last, kind=kind, under=scope, limit=5).hits if h.tier == "exact"] if last and last != query else []
             if near:  # Flask.route is Scaffold.route: an inherited or moved name
@@ -306,25 +453,32 @@ class CodeIndex:
                 res.notice += "; try a prefix ('Name.' lists a class's members), or grep for the text."
         return res
 
-    def find_symbol(self, rel: str, name: str) -> Definition:
+    def find_symbol(self, rel: str, name: str, *, start: int = 1) -> Definition:
         """The one definition of ``rel`` named ``name`` (a name, a qualname, or a
-        qualname's tail on a dot boundary); ``QueryError`` when it is missing
-        or ambiguous, naming the candidates."""
+        qualname's tail on a name boundary; ``::`` or ``.`` between the parts). Several:
+        ``start`` picks the one holding that line (the innermost; the default, 1, picks
+        only when one holds it), else an implementation is preferred over declarations
+        and stubs (``Definition.stub``). ``QueryError`` when it is missing or still
+        ambiguous, naming the candidates and the call that reads one."""
         found = self.definitions(rel)
-        want = name.strip()
+        want = _dotted(name)
         if not want:
             raise QueryError("symbol is empty", hint="pass a definition's name, e.g. symbol='Rational.__add__'", field="symbol")
         exact = [d for d in found if d.qualname == want]
         if not exact:
             exact = [d for d in found if d.qualname.endswith("." + want) or d.name == want]
+        if len(exact) > 1:
+            holding = [d for d in exact if d.start_line <= start <= d.end_line]
+            exact = [max(holding, key=lambda d: d.depth)] if holding else [d for d in exact if not d.stub] or exact
         if len(exact) == 1:
             return exact[0]
         if exact:
-            listed = "; ".join(f"{d.qualname} (lines {d.start_line}-{d.end_line})" for d in exact[:10])
+            listed = "; ".join(f"{d.qualname} (lines {d.start_line}-{d.end_line}{', declared only' if d.stub else ''})" for d in exact[:10])
             more = f" and {len(exact) - 10} more" if len(exact) > 10 else ""
+            first = exact[0]
             raise QueryError(
                 f"symbol {want!r} is ambiguous in {rel}: {len(exact)} definitions: {listed}{more}",
-                hint="pass the qualified name of the one you want, or read by lines with start and n",
+                hint=f"pick one by a line it holds, e.g. head path={rel} symbol={first.qualname} start={first.start_line}",
                 field="symbol",
             )
         import difflib
@@ -335,9 +489,35 @@ class CodeIndex:
             raise QueryError(f"no symbol {want!r} in {rel}: it has no definitions", hint="read it by lines (start, n), or find the name with symbols", field="symbol")
         raise QueryError(
             f"no symbol {want!r} in {rel}",
-            hint=(f"closest names there: {', '.join(close)}" if close else "list its definitions with outline") + "; or find it across the repository with symbols",
+            hint=(f"closest names there: {', '.join(close)}" if close else f"list its definitions with outline path={rel}")
+            + f"; or find it across the repository with symbols query={want.rsplit('.', 1)[-1]}",
             field="symbol",
         )
+
+    def defined_elsewhere(self, rel: str, d: Definition) -> str | None:
+        """For a declaration (``d.stub``) whose implementation another file holds (a C++
+        method declared in its header, a ``.pyi`` stub), the note that names it and the
+        read that fetches it; else None. Found in the index by the last two parts of the
+        qualname (``using namespace`` drops the first ones), the implementation whose
+        qualname ends like the declaration's (or the other way round) and the shortest
+        path first."""
+        if not d.stub or self._index is None and not os.path.exists(index_file(self.repo.root, self.cache_dir)):
+            return None
+        tail = ".".join(d.qualname.split(".")[-2:])
+        try:
+            hits = self.index.find(tail, kind=None, under="", limit=50).hits
+        except QueryError:
+            return None
+        mine, theirs = "." + d.qualname, None
+        for h in hits:
+            q = h.definition.qualname
+            if h.path != rel and not h.definition.stub and h.tier in ("exact", "qualified") and (mine.endswith("." + q) or ("." + q).endswith(mine)):
+                theirs = h
+                break
+        if theirs is None:
+            return None
+        e = theirs.definition
+        return f"{rel} declares {d.qualname}; its definition is {theirs.path}:{e.start_line}-{e.end_line}: read it with head path={theirs.path} symbol={e.qualname}."
 
     def enclosing(self, wanted: dict[str, list[int]]) -> dict[str, Callable[[int], Definition | None]]:
         """For grep's ``symbol`` field: per file with a grammar, a lookup from a
@@ -361,7 +541,7 @@ class CodeIndex:
         for entry in entries:
             rel = entry[0]
             state = index.state(rel) if index is not None else None
-            if index is not None and state is not None and state.blob is not None and _row_matches(state, entry):
+            if index is not None and state is not None and state.blob is not None and state.outlined and _row_matches(state, entry):
                 defs = index.definitions(rel)
                 if defs:
                     out[rel] = innermost_lookup(defs)
@@ -375,7 +555,7 @@ class CodeIndex:
                     data, _ = opener.read(rel, min(entry[1], _PARSE_BUDGET) + 1)
                 except OSError:
                     continue
-                language = language_for(rel, data[:256])
+                language = language_for(rel, data)
                 if language is None or is_binary(data):
                     continue
                 cut = _through_line(data, max(wanted[rel]))
@@ -390,6 +570,12 @@ class CodeIndex:
             if found:
                 out[rel] = innermost_lookup(found)
         return out
+
+
+def _dotted(name: str) -> str:
+    """A qualified name as the index writes it: ``Parser::parse_ratio`` is ``Parser.parse_ratio``."""
+    name = name.strip()
+    return name.replace("::", ".") if "::" in name else name
 
 
 def _row_matches(state, entry: tuple) -> bool:

@@ -182,7 +182,8 @@ class Workspace:
 
     def head(self, path: str, n: int = 100, *, start: int = 1, symbol: str | None = None, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
         """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000); with
-        ``symbol``, exactly that definition's lines (``n`` and ``start`` unused).
+        ``symbol``, exactly that definition's lines (``n`` unused; ``start``, when
+        several definitions bear the name, picks the one holding that line).
         ``force``/``diff``: see the class's ``rereads``."""
         q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
         if q.symbol is None:
@@ -190,9 +191,12 @@ class Workspace:
         from .structure import resolve_file
 
         rel = resolve_file(self.policy, q.path)
-        d = self.code.find_symbol(rel, q.symbol)
+        d = self.code.find_symbol(rel, q.symbol, start=q.start)
         lines = d.end_line - d.start_line + 1
-        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line, force=q.force, diff=q.diff), max_tokens)
+        res = self._peek(HeadQuery.make(path=rel, n=lines, start=d.start_line, force=q.force, diff=q.diff), max_tokens, until=d.end_line)
+        note = self.code.defined_elsewhere(rel, d)  # a declaration: where its body is (the price counts it too)
+        if note:
+            res.add_notice(note)
         res.extra["symbol"] = {"kind": d.kind, "qualname": d.qualname, "start_line": d.start_line, "end_line": d.end_line}
         return res
 
@@ -200,7 +204,7 @@ class Workspace:
         """The last ``n`` lines of a text file, read from the end."""
         return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
 
-    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None) -> Result:
+    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
         from .peek import add_read_on, fit_excerpt, peek
         from .rereads import tool_of
 
@@ -222,10 +226,10 @@ class Workspace:
             res.add_notice(said)
         cap = self._cap(max_tokens)
         if cap is not None:
-            res = fit_excerpt(res, cap, self.tokenizer, self.view)  # the read-on call is priced in
+            res = fit_excerpt(res, cap, self.tokenizer, self.view, until=until)  # the read-on call is priced in
         else:
             res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
-            add_read_on(res)
+            add_read_on(res, until=until)
         return rr.after(q, res, now, cap, self.turn) if rr is not None else res
 
     @property
@@ -262,11 +266,34 @@ class Workspace:
     def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
         """Definitions across the repository by name, qualified name or prefix
         (``__add__``, ``Rational.__add__``, ``Rational.``): exact before qualified
-        before prefix, source before tests."""
+        before prefix, source before tests. Never waits for the index: when it is far
+        behind (a first call on a big tree), the answer comes from what is indexed and
+        the files grep finds defining the name, parsed now, within ``QUICK_SECONDS``; the
+        notice says so, and the build goes on in the background."""
+        started = time.monotonic()
         q = SymbolsQuery.make(query=query, path=path, kind=kind, limit=limit)
         under = self.policy.resolve(q.path, want="dir").path if q.path not in (".", "") else ""
-        res = self.code.symbols(q.query, under=under, kind=q.kind, limit=q.limit)
+        code = self.code
+        res = code.symbols(q.query, under=under, kind=q.kind, limit=q.limit, deadline=started + QUICK_SECONDS)
+        if "partial" in res.extra:  # the index is behind: the rest is built in the background (issue 30)
+            res.add_notice(self._build_state(code))
         return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
+
+    def _build_state(self, code) -> str:
+        """Start (or find) the background build; say how far it is."""
+        from . import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"({code.index.notice}: no index is kept, so none is built.)"
+        running = build.start(str(self.root), index_path)
+        got = build.progress(index_path)
+        if running and got is not None and got.total:
+            return f"The index is being built in the background ({got.phase}: {got.percent()}% of {got.total:,} files)."
+        if running:
+            return "The index is being built in the background."
+        why = build.failed(index_path)
+        return f"The index cannot be built ({why})." if why else "No background build could start."
 
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
         """Search file contents (ripgrep regex syntax) under ``path``.

@@ -431,12 +431,13 @@ def test_find_tiers_and_order(index):
         ("prefix", "tests/test_rational.py", "Rational.__add__"),
     ]
     assert found(index, "Outer.Rational.l") == [("prefix", "src/core/numbers.py", "Outer.Rational.limit")]
-    # name prefix, after exact; lower case ignores case and ranks case-exact first
+    # lower case ignores case and ranks case-exact first; name prefixes only named beside exact ones (issue 33)
     assert found(index, "igcd") == [
         ("exact", "src/rational.py", "igcd"),
         ("exact", "lib/igcdex.py", "Igcd"),
-        ("prefix", "lib/igcdex.py", "igcdex"),
     ]
+    assert (index.find("igcd").others, index.find("igcd").others_total, index.find("igcd").total) == (("igcdex",), 1, 2)
+    assert sorted(found(index, "igc")) == [("prefix", "lib/igcdex.py", "Igcd"), ("prefix", "lib/igcdex.py", "igcdex"), ("prefix", "src/rational.py", "igcd")]
     # An upper-case letter makes the query case-sensitive.
     assert found(index, "Igcd") == [("exact", "lib/igcdex.py", "Igcd")]
     assert found(index, "Ratio") == [
@@ -459,7 +460,7 @@ def test_find_filters_limits_and_totals(index):
     result = index.find("Rational.", limit=2)
     assert (len(result.hits), result.total, result.truncated) == (2, 5, True)
     result = index.find("igcd", limit=0)
-    assert (result.hits, result.total) == ((), 3)
+    assert (result.hits, result.total) == ((), 2)  # the exact ones; the prefix match is named apart (others)
     assert index.find("__add__").hits[0].is_test is False and index.find("__add__").hits[-1].is_test is True
     with pytest.raises(QueryError):
         index.find("  ")

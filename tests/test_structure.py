@@ -85,15 +85,19 @@ def test_head_symbol_reads_exactly_one_definition_and_prices_it(code):
     e = res.results[0]
     assert (e.start_line, e.end_line) == (gcd.start_line, gcd.end_line)
     assert e.content.startswith("def gcd(a, b):") and e.content.rstrip().endswith("return a")
-    assert e.tokens == gcd.tokens  # the outline's price is what the read costs
+    from jitctx.render import render_text
+
+    assert ws.tokenizer.count(render_text(res)) == gcd.tokens  # the outline's price is what the read costs (issue 32)
     assert res.extra["symbol"]["qualname"] == "gcd"
 
 
 def test_head_symbol_ambiguous_lists_candidates_with_lines(code):
+    code.write("twice.py", "class A:\n    def run(self):\n        pass\n\n\nclass B:\n    def run(self):\n        pass\n")
     with pytest.raises(QueryError) as err:
-        _ws(code).head("rational.py", symbol="Rational.__add__")
+        _ws(code).head("twice.py", symbol="run")
     msg = err.value.message
-    assert "ambiguous" in msg and "3 definitions" in msg and "lines 22-23" in msg
+    assert "ambiguous" in msg and "2 definitions" in msg and "lines 2-3" in msg and "lines 7-8" in msg
+    assert "head path=twice.py symbol=A.run start=2" in err.value.hint
 
 
 def test_head_symbol_missing_names_the_closest(code):
@@ -241,10 +245,15 @@ def test_cli_outline_and_symbols_json(code, capsys, monkeypatch):
 
 
 def test_cli_symbol_errors_exit_2_with_the_candidates(code, capsys, monkeypatch):
+    code.write("twice.py", "class A:\n    def run(self):\n        pass\n\n\nclass B:\n    def run(self):\n        pass\n")
     monkeypatch.chdir(code.root)
-    assert main(["head", "rational.py", "--symbol", "__add__"]) == 2
+    assert main(["head", "twice.py", "--symbol", "run"]) == 2
     err = capsys.readouterr().err
-    assert "ambiguous" in err and "Rational.__add__ (lines" in err
+    assert "ambiguous" in err and "A.run (lines" in err
+    assert "jitctx head twice.py --symbol A.run --start 2" in err  # the hint, as flags, pastes back (issue 32)
+    assert main(["head", "twice.py", "--symbol", "A.run", "--start", "2"]) == 0
+    assert main(["head", "twice.py", "--symbol", "run", "--start", "7"]) == 0
+    assert "def run(self):" in capsys.readouterr().out
 
 
 def test_cli_outline_from_a_subfolder(code, capsys, monkeypatch):

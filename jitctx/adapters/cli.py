@@ -211,6 +211,12 @@ _HELP = {
         ["jitctx serve --status", "jitctx serve --stop", "jitctx serve --status --all", "jitctx serve --stop --all", "jitctx serve --idle 3600"],
     ),
     "session": ("Prints an id; export it as JITCTX_SESSION so later calls share what was shown (re-reads, changes since).", ["export JITCTX_SESSION=$(jitctx session new)"]),
+    "index": (
+        "Prints the build's progress (a bar on a terminal, plain lines otherwise; stderr), then a summary (stdout).\n"
+        "It builds the paths and words locate needs first, then the definitions outline and symbols need. Calls never\n"
+        "wait for it: without it, the index is built in the background.",
+        ["jitctx index", "jitctx index --status", "jitctx index --stop"],
+    ),
 }
 
 
@@ -223,6 +229,7 @@ _EXITS_FOR = {
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
     "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop; with --all: no jitctx process) or one already runs, 2 error",
     "session": "exit status: 0",
+    "index": "exit status: 0 built (--status: current; --stop: a build was stopped), 1 --status: behind or being built, --stop: no build ran, 2 error",
 }
 
 
@@ -339,6 +346,14 @@ def _serve_parser(sub, name: str) -> None:
     _common(p, server=False)
 
 
+def _index_parser(sub, name: str) -> None:
+    p = _sub(sub, name, "build the root's code index in the foreground, or say how it stands (--status) or stop a background build (--stop)")
+    which = p.add_mutually_exclusive_group()
+    which.add_argument("--status", action="store_true", help="say how the index stands: built, files behind, a build under way, store size")
+    which.add_argument("--stop", action="store_true", help="stop the background build (what it wrote stays; the next build goes on from there)")
+    _common(p, server=False)
+
+
 def _session_parser(sub, name: str) -> None:
     p = _sub(sub, name, "print a new session id: calls that export it as JITCTX_SESSION share one session")
     p.add_argument("action", choices=("new",), help="new: print a fresh id")
@@ -355,6 +370,7 @@ _SUBCOMMANDS = {
     "mcp": _mcp_parser,
     "serve": _serve_parser,
     "session": _session_parser,
+    "index": _index_parser,
 }
 
 
@@ -616,6 +632,75 @@ def _cmd_mcp(args) -> int:
     return serve(args.root, formats=args.formats)
 
 
+def _cmd_index(args) -> int:
+    import json
+    import time
+
+    from .. import build
+    from ..render import human_size
+
+    ws = _workspace(args)
+    code = ws.code
+    path = code.index.path
+    if path is None:
+        _error(f"the index of {ws.root} cannot be kept: {code.index.notice}", "set XDG_CACHE_HOME or JITCTX_CACHE_DIR to a writable folder")
+        return EXIT_ERROR
+    if args.stop:
+        pid = build.stop(path)
+        text = f"stopped the background build (pid {pid})" if pid else "no background build runs"
+        sys.stdout.write((json.dumps({"stopped": pid}) if args.json else text) + "\n")
+        return EXIT_FOUND if pid else EXIT_EMPTY
+    if args.status:
+        st = build.state(code)
+        current = st["built"] and not st["behind"] and st["building"] is None
+        if args.json:
+            sys.stdout.write(json.dumps(st) + "\n")
+        else:
+            lines = [f"index of {ws.root}: " + ("current" if current else "built" if st["built"] else "not built"), f"store: {path} ({human_size(st['bytes'])})"]
+            if st["built"]:
+                lines.append(f"files: {st['files']:,} indexed, {st['to_parse']:,} still to parse for definitions")
+            if st["behind"]:
+                lines.append(f"behind by {st['behind']:,} files (new, changed, not parsed yet or gone)")
+            b = st["building"]
+            if b is not None:
+                far = f"{b['phase']}: {100 * b['done'] // b['total'] if b['total'] else 0}% of {b['total']:,} files" if b["total"] else "listing the files"
+                lines.append(f"building in the background ({far}, pid {b['pid']}); stop it with jitctx index --stop")
+            if st["failed"]:
+                lines.append(f"the last build could not write the store: {st['failed']}")
+            sys.stdout.write("\n".join(lines) + "\n")
+        return EXIT_FOUND if current else EXIT_EMPTY
+    from .progress import Reporter
+
+    report = Reporter()
+    started = time.monotonic()
+    try:
+        while True:
+            code.close()  # the builder opens its own
+            got = build.build_here(str(ws.root), path, nice=False, progress=report)
+            if got != 1:
+                break
+            # a background build holds the lock: follow it to its end, then bring the rest up to date
+            while (running := build.progress(path)) is not None:
+                report(running.phase, running.done, running.total)
+                time.sleep(0.2)
+    finally:
+        report.close()
+    if got == 3:
+        _error(f"the index cannot be written: {build.failed(path)}", "free some disk space, or set JITCTX_CACHE_DIR to a writable folder")
+        return EXIT_ERROR
+    if got != 0:
+        _error("the index build failed", "set JITCTX_DEBUG=1 and run jitctx index again to see why")
+        return EXIT_ERROR
+    rows, _waiting = code.index.outlined()
+    size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
+    seconds = time.monotonic() - started
+    if args.json:
+        sys.stdout.write(json.dumps({"root": str(ws.root), "path": path, "files": rows, "bytes": size, "seconds": round(seconds, 2)}) + "\n")
+    else:
+        sys.stdout.write(f"index of {ws.root}: {rows:,} files, {human_size(size)} ({path}), in {seconds:.1f} s\n")
+    return EXIT_FOUND
+
+
 def _cmd_session(args) -> int:
     sys.stdout.write(os.urandom(12).hex() + "\n")
     return EXIT_FOUND
@@ -636,6 +721,7 @@ _COMMANDS = {
     "tools": _cmd_tools,
     "mcp": _cmd_mcp,
     "session": _cmd_session,
+    "index": _cmd_index,
 }  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server), which sits above the CLI
 
 

@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import os
 import pickle
-import zlib
 from collections import deque
 from typing import TYPE_CHECKING
 
@@ -23,11 +22,13 @@ if TYPE_CHECKING:
 
 __all__ = ["DefinitionRow", "Outcome", "analyze_one", "run"]
 
-# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens)
+# (kind, name, qualname, start_line, end_line, signature, depth, parent, tokens, stub)
 DefinitionRow = tuple
-# ("ok", (rows, path_terms, packed content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
-# the content's words zlib-compressed where they are made (a worker): the store keeps them so
-# (lexdocs), and a pickle of a fifth of the size crosses the pipe
+# ("ok", (rows, path_terms, content_terms)) | ("declined", None) | ("failed", why) | ("crashed", None);
+# rows None: definitions not asked for (parts "words", a file with a grammar); path_terms and
+# content_terms None: words not asked for (parts "definitions"). The words cross the pipe as text:
+# compressing them here cost the writing process 7 s of decompressing on the real tree, and the store
+# keeps them (compressed, lexdocs) only for the few files git cannot tell them again
 
 Outcome = tuple
 
@@ -56,42 +57,46 @@ def _row(d: object) -> DefinitionRow:
         int(getattr(d, "depth", 0)),
         None if parent is None else int(parent),
         None if tokens is None else int(tokens),
+        bool(getattr(d, "stub", False)),
     )
 
 
-def analyze_one(analyze: Callable, path: str, data: bytes) -> Outcome:
-    """Call ``analyze`` on one file and normalise its answer to an outcome."""
+def analyze_one(analyze: Callable, path: str, data: bytes, parts: str = "all") -> Outcome:
+    """Call ``analyze`` on one file for ``parts`` (``all``, ``words``, ``definitions``:
+    ``analyze(path, data, parts)``, the parts argument left out for ``all``) and
+    normalise its answer to an outcome."""
     try:
-        result = analyze(path, data)
+        result = analyze(path, data) if parts == "all" else analyze(path, data, parts)
         if result is None:
             return ("declined", None)
         definitions, path_terms, content_terms = result
-        rows = tuple(_row(d) for d in definitions)
-        text = _text(content_terms)
-        return ("ok", (rows, _text(path_terms), zlib.compress(text.encode("utf-8", "surrogatepass"), 1) if text else b""))
+        rows = None if definitions is None else tuple(_row(d) for d in definitions)
+        if parts == "definitions":
+            return ("ok", (rows, None, None))
+        return ("ok", (rows, _text(path_terms), _text(content_terms)))
     except Exception as exc:  # noqa: BLE001 -- one file's failure is data; the refresh goes on
         return ("failed", type(exc).__name__)
 
 
-def _analyze_chunk(analyze: Callable, items: Sequence[tuple[str, bytes]]) -> list[tuple[str, Outcome]]:
+def _analyze_chunk(analyze: Callable, items: Sequence[tuple]) -> list[tuple[str, Outcome]]:
     """The unit of work a worker process runs (module level: it pickles)."""
-    return [(path, analyze_one(analyze, path, data)) for path, data in items]
+    return [(item[0], analyze_one(analyze, *item)) for item in items]
 
 
 def run(
     analyze: Callable,
-    items: Iterable[tuple[str, bytes]],
+    items: Iterable[tuple],
     *,
     workers: int = 1,
 ) -> Iterator[tuple[str, Outcome]]:
-    """Yield ``(path, outcome)`` for every ``(path, data)`` in ``items``, in
-    completion order. ``items`` is pulled lazily, so the caller may read
+    """Yield ``(path, outcome)`` for every ``(path, data)`` or ``(path, data, parts)``
+    in ``items``, in completion order. ``items`` is pulled lazily, so the caller may read
     files inside it; with ``workers`` > 1 at most a few chunks per worker
     are in flight. Raises ``TypeError`` when ``workers`` > 1 and ``analyze``
     does not pickle."""
     if workers <= 1:
-        for path, data in items:
-            yield path, analyze_one(analyze, path, data)
+        for item in items:
+            yield item[0], analyze_one(analyze, *item)
         return
     try:
         pickle.dumps(analyze)
@@ -100,8 +105,8 @@ def run(
     yield from _Pool(analyze, workers).run(iter(items))
 
 
-def _chunks(items: Iterator[tuple[str, bytes]]) -> Iterator[list[tuple[str, bytes]]]:
-    chunk: list[tuple[str, bytes]] = []
+def _chunks(items: Iterator[tuple]) -> Iterator[list[tuple]]:
+    chunk: list[tuple] = []
     size = 0
     for item in items:
         chunk.append(item)
@@ -204,9 +209,9 @@ class _Worker:
         self.writer, self.reader = to_w, from_r
         self.out = bytearray(preamble)
         self.inbuf = bytearray()
-        self.chunks: deque[tuple[list[tuple[str, bytes]], bool]] = deque()
+        self.chunks: deque[tuple[list[tuple], bool]] = deque()
 
-    def give(self, chunk: list[tuple[str, bytes]], isolated: bool) -> None:
+    def give(self, chunk: list[tuple], isolated: bool) -> None:
         self.chunks.append((chunk, isolated))
         self.out += _frame(chunk)
 
@@ -267,12 +272,12 @@ class _Pool:
         self._workers = workers
         self._preamble = _frame(list(sys.path)) + _frame(analyze)
 
-    def run(self, items: Iterator[tuple[str, bytes]]) -> Iterator[tuple[str, Outcome]]:
+    def run(self, items: Iterator[tuple]) -> Iterator[tuple[str, Outcome]]:
         import select
 
         chunks = _chunks(items)
         workers: list[_Worker] = []
-        retry: deque[tuple[list[tuple[str, bytes]], bool]] = deque()  # chunks to give again first
+        retry: deque[tuple[list[tuple], bool]] = deque()  # chunks to give again first
         exhausted = False
         deaths = 0
         try:
@@ -319,17 +324,17 @@ class _Pool:
                     retry.extendleft(reversed(w.chunks))
                     if deaths >= _DEATHS:  # workers cannot run here at all: the rest in this process
                         for chunk, _ in retry:
-                            for path, data in chunk:
-                                yield path, analyze_one(self._analyze, path, data)
+                            for item in chunk:
+                                yield item[0], analyze_one(self._analyze, *item)
                         retry.clear()
                         for others in workers:
                             for chunk, _ in others.chunks:
-                                for path, data in chunk:
-                                    yield path, analyze_one(self._analyze, path, data)
+                                for item in chunk:
+                                    yield item[0], analyze_one(self._analyze, *item)
                             others.chunks.clear()
                         for rest in chunks:
-                            for path, data in rest:
-                                yield path, analyze_one(self._analyze, path, data)
+                            for item in rest:
+                                yield item[0], analyze_one(self._analyze, *item)
                         return
                     workers.append(_Worker(self._preamble))
         finally:

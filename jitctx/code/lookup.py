@@ -1,9 +1,9 @@
 """Finding definitions by name across the index: the tiers behind ``symbols``.
 
 Owns what a name query matches and in which order, as SQL over the
-``definitions`` table, indexed on ``lower(name)`` and on ``rqual`` (the
-folded qualname reversed, so that a qualname's suffix is an index range):
-every tier is index seeks, costing in proportion to what it matches. Does not own the schema
+``definitions`` table, indexed on ``lower(name)`` (the qualname's last part):
+every tier seeks the name, and filters the qualname, costing in proportion
+to the definitions of that name. Does not own the schema
 (``rows``), keeping rows current (``refresh``) or rendering.
 
 Tiers, in order (a definition appears once, in its first tier):
@@ -18,13 +18,19 @@ Tiers, in order (a definition appears once, in its first tier):
    ``igcd``); a dotted one is a prefix inside a container named by its
    head, the container itself matched as in tiers 1-2: ``Rational.`` is
    everything defined inside any ``Rational`` (all depths), ``Rational.__a``
-   the definitions inside it whose qualname goes on with ``__a``.
+   the definitions inside it whose qualname goes on with ``__a``. Only when
+   tiers 1-2 match nothing (issue 33: ``igcd`` is not ``igcdex``): otherwise
+   the prefix matches are counted and a few of their names given
+   (``Lookup.others``), for a notice.
 
 Case: smart case, as ripgrep's ``--smart-case``: a query with an upper-case
 ASCII letter matches case-sensitively, an all-lower-case one ignores case
 (ASCII folding: SQLite's ``lower()``), and then case-exact matches rank
 first within a tier. Within a tier: source before tests (``is_test_path``),
-then shorter paths, then path order, then line.
+implementations before declarations (``Definition.stub``: a C++ method's
+definition before its declaration in the class, a function before its
+``@overload`` copies and ``.pyi`` stub), then shorter paths, then path
+order, then line.
 """
 
 from __future__ import annotations
@@ -39,19 +45,11 @@ if TYPE_CHECKING:
 __all__ = ["find", "prefix_range"]
 
 
-_COLUMNS = "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens"
-# ``rqual`` is the folded qualname reversed: a qualname's suffix is a range of it.
-_EXACT_CI = "(lower(d.name) = :f OR d.rqual = :rf)"
-_EXACT_CS = "(d.name = :q OR d.qualname = :q)"
-_QUALIFIED_CI = "d.rqual >= :rf_lo AND d.rqual < :rf_hi"
-_QUALIFIED_CS = "substr(d.qualname, :neg) = :q_dot"
-_NAME_PREFIX_CI = "lower(d.name) >= :lo AND lower(d.name) < :hi"
-_NAME_PREFIX_CS = "substr(d.name, 1, :n) = :q"
-_CONTAINERS_CI = "(rqual = :rh OR (rqual >= :rh_lo AND rqual < :rh_hi))"
-_CONTAINERS_CS = "(qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
-_INSIDE_CI = "lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
-_INSIDE_CS = "substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q"
-_ORDER = "f.is_test, length(f.path), f.path, d.start_line, d.seq"
+_COLUMNS = "f.path, f.is_test, d.seq, d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens, d.stub"
+# Every tier seeks the index on lower(name) (``name``: the qualname's last part, a column the
+# store computes, not keeps) and filters the qualname: no second index (issue 32: the store).
+_NAME = "lower(d.name) = :fl"
+_ORDER = "f.is_test, d.stub, length(f.path), f.path, d.start_line, d.seq"
 
 
 def prefix_range(prefix: str) -> tuple[str, str]:
@@ -71,44 +69,43 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
     q = query
     f = ascii_lower(q)
     cs = f != q
-    p: dict = {"q": q, "f": f, "rf": f[::-1]}
-    exact = f"({_EXACT_CI} AND {_EXACT_CS})" if cs else f"({_EXACT_CI})"
-    plain = "definitions d CROSS JOIN files f ON f.id = d.file_id"
-    tiers = [("exact", plain, exact, "" if cs else _EXACT_CS)]
     head, dot, tail = q.rpartition(".")
+    p: dict = {"q": q, "f": f, "fl": ascii_lower(tail) if dot else f}
+    plain = "definitions d CROSS JOIN files f ON f.id = d.file_id"
+    if dot:  # a qualname: its last part is the name
+        exact_cs = "d.qualname = :q"
+        exact = f"({_NAME} AND lower(d.qualname) = :f" + (f" AND {exact_cs})" if cs else ")")
+    else:
+        exact_cs = "d.name = :q"
+        exact = f"({_NAME}" + (f" AND {exact_cs})" if cs else ")")
+    tiers = [("exact", plain, exact, "" if cs else exact_cs)]
     qualified = None
     if dot and head and tail:
-        p["rf_lo"], p["rf_hi"] = prefix_range(f[::-1] + ".")
-        p.update(neg=-(len(q) + 1), q_dot="." + q)
-        qualified = f"({_QUALIFIED_CI}" + (f" AND {_QUALIFIED_CS})" if cs else ")")
-        tiers.append(
-            (
-                "qualified",
-                plain,
-                f"{qualified} AND NOT {exact}",
-                "" if cs else _QUALIFIED_CS,
-            )
-        )
+        p.update(neg=-(len(q) + 1), f_dot="." + f, q_dot="." + q)
+        qualified_cs = "substr(d.qualname, :neg) = :q_dot"
+        qualified = f"({_NAME} AND substr(lower(d.qualname), :neg) = :f_dot" + (f" AND {qualified_cs})" if cs else ")")
+        tiers.append(("qualified", plain, f"{qualified} AND NOT {exact}", "" if cs else qualified_cs))
     seen = f"NOT {exact}" + (f" AND NOT {qualified}" if qualified else "")
     if not dot:
         p["lo"], p["hi"] = prefix_range(f)
         p["n"] = len(q)
-        where = _NAME_PREFIX_CI + (f" AND {_NAME_PREFIX_CS}" if cs else "")
-        tiers.append(("prefix", plain, f"{where} AND {seen}", "" if cs else _NAME_PREFIX_CS))
+        where = "lower(d.name) >= :lo AND lower(d.name) < :hi" + (" AND substr(d.name, 1, :n) = :q" if cs else "")
+        tiers.append(("prefix", plain, f"{where} AND {seen}", "" if cs else "substr(d.name, 1, :n) = :q"))
     elif head:
-        rh = ascii_lower(head)[::-1]
-        p["rh"] = rh
-        p["rh_lo"], p["rh_hi"] = prefix_range(rh + ".")
-        p.update(h_neg=-(len(head) + 1), qh=head, qh_dot="." + head)
+        fh = ascii_lower(head)
+        p.update(fh=fh, fh_last=fh.rsplit(".", 1)[-1], h_neg=-(len(head) + 1), fh_dot="." + fh, qh=head, qh_dot="." + head)
         inside = "." + ascii_lower(tail)
         p["in_lo"] = inside
         p["in_hi"] = prefix_range(inside)[1]
         p["in_n"], p["in_q"] = len(tail) + 1, "." + tail
-        containers = _CONTAINERS_CI + (f" AND {_CONTAINERS_CS}" if cs else "")
+        containers = "lower(name) = :fh_last AND (lower(qualname) = :fh OR substr(lower(qualname), :h_neg) = :fh_dot)"
+        if cs:
+            containers += " AND (qualname = :qh OR substr(qualname, :h_neg) = :qh_dot)"
         source = (
             f"(SELECT DISTINCT file_id, qualname, lower(qualname) AS folded FROM definitions"
             f" WHERE {containers}) c CROSS JOIN definitions d ON d.file_id = c.file_id"
-            f" AND {_INSIDE_CI}{f' AND {_INSIDE_CS}' if cs else ''}"
+            " AND lower(d.qualname) >= c.folded || :in_lo AND lower(d.qualname) < c.folded || :in_hi"
+            f"{' AND substr(d.qualname, 1, length(c.qualname) + :in_n) = c.qualname || :in_q' if cs else ''}"
             " CROSS JOIN files f ON f.id = d.file_id"
         )
         tiers.append(("prefix", source, seen, ""))
@@ -116,7 +113,7 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
 
 
 def _definition(row: tuple) -> Definition:
-    return Definition(row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11])
+    return Definition(row[3], row[4], row[5], row[6], row[7], row[8], row[9], row[10], row[11], bool(row[12]))
 
 
 def find(
@@ -144,6 +141,11 @@ def find(
         body = f"FROM {source} WHERE {where}{extra}"
         distinct = "DISTINCT " if "SELECT DISTINCT" in source else ""
         count = conn.execute(f"SELECT count(*) FROM (SELECT {distinct}d.file_id, d.seq {body})", params).fetchone()[0]
+        if tier == "prefix" and total:  # an exact or qualified match: the prefix ones are only named
+            if count:
+                names = conn.execute(f"SELECT d.qualname {body} GROUP BY d.qualname ORDER BY min(f.is_test), length(d.qualname), d.qualname LIMIT {_OTHERS}", params)
+                return Lookup(tuple(hits), total, tuple(r[0] for r in names.fetchall()), count)
+            break
         total += count
         room = limit - len(hits)
         if count == 0 or room <= 0:
@@ -155,3 +157,6 @@ def find(
         )
         hits += [Hit(r[0], _definition(r), r[2], tier, bool(r[1])) for r in rows.fetchall()]
     return Lookup(tuple(hits), total)
+
+
+_OTHERS = 5  # prefix matches named beside exact ones

@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import bisect
 import heapq
+import re
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -88,6 +89,11 @@ MAX_DEFINITIONS = 100_000
 SIGNATURE_CAP = 200
 """Signatures longer than this many characters are cut, ending in ``…``."""
 
+_CALLABLE = frozenset({"function", "method", "constructor", "destructor"})
+# Nodes that declare a callable without its body: C/C++ (a member declared in its class),
+# TypeScript (overloads, interface and abstract members), Rust (a trait's method).
+_SIGNATURE_ONLY = frozenset({"declaration", "field_declaration", "function_signature", "method_signature", "abstract_method_signature", "function_signature_item"})
+_OVERLOAD = re.compile(rb"@[ \t]*(?:[A-Za-z_][\w.]*\.)?overload\b")
 _LINE_WINDOW = 1024  # bytes of a line looked at for a signature
 _COLUMN_LIMIT = 4096  # a doc comment further right than this is not "alone on its line"
 _CLIMB_LIMIT = 8
@@ -121,7 +127,11 @@ class Definition:
     enclosing definition in this outline. ``parent``: index of the enclosing
     definition in ``Outline.definitions``, or None. ``tokens``: the exact
     cost of reading it whole (``head --symbol``), once the index counted it;
-    None from the extractor.
+    None from the extractor. ``stub``: a declaration whose body is elsewhere
+    or nowhere (a C++ member declared in its class, a Python ``@overload``
+    copy or a ``.pyi`` stub, a TypeScript overload or interface signature, a
+    Rust trait method or Java method without a body): lookups prefer an
+    implementation over it.
     """
 
     kind: str
@@ -133,6 +143,7 @@ class Definition:
     depth: int = 0
     parent: int | None = None
     tokens: int | None = None
+    stub: bool = False
 
 
 @dataclass(frozen=True, slots=True)
@@ -336,7 +347,10 @@ class _Walk:
         kind = found.kind
         if kind == "function" and parent is not None and parent.kind in CLASSLIKE:
             kind = "method"
-        qualname = ".".join(found.prefix + (found.name,))
+        prefix = found.prefix
+        if any("::" in p for p in prefix):  # one separator: Web::CSS as Web.CSS
+            prefix = tuple(q for p in prefix for q in p.split("::") if q)
+        qualname = ".".join(prefix + (found.name,))
         if parent is not None:
             qualname = f"{parent.qualname}.{qualname}"
         if frame[2].kind_id in self.ids.wrappers:
@@ -348,6 +362,7 @@ class _Walk:
         core = found.node
         if core is not outer and core.end_byte > outer.end_byte:
             end = core.end_point
+        stub = kind in _CALLABLE and self._is_stub(core, outer)
         # A node that ends with its newline ends on the row before.
         end_row = end.row - 1 if end.column == 0 and end.row > start.row else end.row
         defs.append(
@@ -360,9 +375,21 @@ class _Walk:
                 self._signature(core, found.name_node, outer, start),
                 depth,
                 enc if enc >= 0 else None,
+                None,
+                stub,
             )
         )
         return len(defs) - 1
+
+    def _is_stub(self, core: Node, outer: Node) -> bool:
+        """Whether a callable is only declared here (``Definition.stub``)."""
+        kind = self.ids.names.get(core.kind_id, "")
+        if kind in _SIGNATURE_ONLY:
+            return True
+        if kind == "method_declaration":  # Java: abstract or an interface's
+            return core.child_by_field_name("body") is None
+        # a decorated Python function: an @overload (or @typing.overload) copy
+        return outer is not core and _OVERLOAD.search(self.data, outer.start_byte, core.start_byte) is not None
 
     def _outer(self, node: Node, frame: list) -> tuple[Node, list]:
         """The node whose range is the definition's: ``node`` or the wrappers around it."""

@@ -11,25 +11,30 @@ Schema (one SQLite file per repository)::
                                            'generation' -> write transactions so far;
                                            'listing:<scope>:<cap>' -> the last listing a
                                            refresh left fully trusted (digest, generation, count)
-    files(id INTEGER PRIMARY KEY,
+    files(id INTEGER PRIMARY KEY AUTOINCREMENT,  never reused: words left behind keep theirs (refresh)
           path UNIQUE,                     repo-relative POSIX, one row per path
           size, mtime_ns, inode, ctime_ns, the stat signature it was indexed at
           indexed_ns,                      wall clock just before it was read
-          blob,                            git blob sha1 (hex) of the bytes read; NULL if never read
+          blob,                            git blob sha1 (20 bytes) of the bytes read; NULL if never read
           skipped,                         NULL, or why it has no definitions (SKIP_REASONS)
-          is_test)                         testpaths.is_test_path(path), for ranking in SQL
+          is_test,                         testpaths.is_test_path(path), for ranking in SQL
+          outlined)                        0: a file with a grammar whose definitions are still to
+                                           come (a build's words come first); 1: done or none to have
       INDEX ON skipped WHERE skipped IS NOT NULL
     definitions(file_id, seq,              PRIMARY KEY; seq = position in the file's list
-          kind, name, qualname, start_line, end_line, signature, depth,
+          kind, qualname,
+          name,                            generated (not stored): the qualname's last part
+          start_line, end_line, signature, depth,
           parent,                          seq of the enclosing definition, NULL at top level
           tokens,                          NULL when not counted
-          rqual)                           rqual(qualname): folded, reversed
-      INDEX ON lower(name), INDEX ON rqual  (a qualname suffix is a range of rqual)
+          stub)                            1: declared only (Definition.stub)
+      INDEX ON lower(name)                 every lookup seeks it (lookup)
     lexical USING fts5(path_terms, content_terms, tokenize='ascii', content='')
                                            rowid = files.id; contentless: the index alone
     lexdocs(id INTEGER PRIMARY KEY,        = files.id: what was given to lexical, kept to take it
           path_terms,                      out again (a contentless table deletes a row only
-          content)                         when told its words); content zlib-compressed;
+          content)                         when told its words) when git's copy of the blob cannot
+                                           tell them again (refresh); content zlib-compressed;
                                            path_terms NULL when words.path_terms(path) makes them
 
 Content at two paths is stored twice: ``analyze`` is given the path (the
@@ -54,15 +59,16 @@ __all__ = [
     "Lookup",
     "RefreshStats",
     "ascii_lower",
-    "rqual",
 ]
 
-SCHEMA_VERSION = 3  # 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md); 3: lexdocs.path_terms NULL when the rule makes them
+# 2: lexical contentless, its words kept compressed in lexdocs (494 MB -> see docs/benchmarks.md); 3: lexdocs.path_terms
+# NULL when the rule makes them; 4: definitions.stub; 5: files.outlined, lexdocs only where git cannot tell the words
+SCHEMA_VERSION = 5  # (5 also: definitions.name generated, no rqual; files.blob 20 bytes)
 
 SCHEMA = (
     "CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL) WITHOUT ROWID",
     """CREATE TABLE files(
-        id INTEGER PRIMARY KEY,
+        id INTEGER PRIMARY KEY AUTOINCREMENT,
         path TEXT NOT NULL UNIQUE,
         size INTEGER NOT NULL,
         mtime_ns INTEGER NOT NULL,
@@ -71,25 +77,25 @@ SCHEMA = (
         indexed_ns INTEGER NOT NULL,
         blob TEXT,
         skipped TEXT,
-        is_test INTEGER NOT NULL)""",
+        is_test INTEGER NOT NULL,
+        outlined INTEGER NOT NULL)""",
     """CREATE TABLE definitions(
         file_id INTEGER NOT NULL,
         seq INTEGER NOT NULL,
         kind TEXT NOT NULL,
-        name TEXT NOT NULL,
         qualname TEXT NOT NULL,
+        name TEXT GENERATED ALWAYS AS (substr(qualname, length(rtrim(qualname, replace(qualname, '.', ''))) + 1)) VIRTUAL,
         start_line INTEGER NOT NULL,
         end_line INTEGER NOT NULL,
         signature TEXT NOT NULL,
         depth INTEGER NOT NULL,
         parent INTEGER,
         tokens INTEGER,
-        rqual TEXT NOT NULL,
+        stub INTEGER NOT NULL,
         PRIMARY KEY (file_id, seq)) WITHOUT ROWID""",
     "CREATE INDEX files_skipped ON files(skipped) WHERE skipped IS NOT NULL",
     "INSERT INTO meta VALUES ('generation', '0')",
     "CREATE INDEX definitions_name ON definitions(lower(name))",
-    "CREATE INDEX definitions_rqual ON definitions(rqual)",
     # The caller's words are already split: the ascii tokenizer only folds ASCII case, and
     # writes and ranks twice as fast as unicode61.
     "CREATE VIRTUAL TABLE lexical USING fts5(path_terms, content_terms, tokenize = 'ascii', content = '')",
@@ -102,11 +108,6 @@ _ASCII_LOWER = str.maketrans("ABCDEFGHIJKLMNOPQRSTUVWXYZ", "abcdefghijklmnopqrst
 def ascii_lower(text: str) -> str:
     """Lower-case ASCII letters only, as SQLite's ``lower()`` does."""
     return text.translate(_ASCII_LOWER)
-
-
-def rqual(qualname: str) -> str:
-    """The stored search key of a qualname: ASCII-folded and reversed."""
-    return ascii_lower(qualname)[::-1]
 
 
 #: Why a listed file has no definitions. ``too_large``: over the size cap
@@ -126,7 +127,8 @@ class FileState:
     indexed at; ``indexed_ns``: wall clock (ns) just before its bytes were
     read; ``blob``: git blob sha1 (hex) of those bytes, None if never read;
     ``skipped``: None, or one of :data:`SKIP_REASONS`; ``is_test``: the
-    test-path rule's verdict.
+    test-path rule's verdict; ``outlined``: its definitions are stored (False:
+    still to come, a build's second part).
     """
 
     path: str
@@ -138,6 +140,7 @@ class FileState:
     blob: str | None
     skipped: str | None
     is_test: bool
+    outlined: bool = True
 
 
 @dataclass(frozen=True, slots=True)
@@ -156,10 +159,14 @@ class Hit:
 @dataclass(frozen=True, slots=True)
 class Lookup:
     """The answer to a name lookup: ``hits`` in rank order, cut to the limit;
-    ``total``: how many matched before the limit."""
+    ``total``: how many matched before the limit; ``others``: a few qualnames of
+    the prefix matches left out because exact ones exist (``lookup``), and
+    ``others_total`` how many definitions those are."""
 
     hits: tuple[Hit, ...]
     total: int
+    others: tuple[str, ...] = ()
+    others_total: int = 0
 
     @property
     def truncated(self) -> bool:
@@ -169,12 +176,13 @@ class Lookup:
 @dataclass(frozen=True, slots=True)
 class RefreshStats:
     """What one refresh did. Every listed path is counted once:
-    ``listed == unchanged + rehashed_same + analyzed + sum(skipped.values())``.
+    ``listed == unchanged + rehashed_same + analyzed + outlined + sum(skipped.values())``.
 
     ``listed``: distinct paths in the listing; ``unchanged``: trusted by their
     stat signature, not read; ``rehashed_same``: read and hashed, same content
     as stored (signature updated, not analysed); ``analyzed``: analysed and
-    written; ``removed``: rows dropped because the complete listing of their
+    written; ``outlined``: words current, definitions found now (the second part of a
+    build); ``removed``: rows dropped because the complete listing of their
     scope no longer has them; ``skipped``: reason -> count of listed paths
     without definitions now (decided now or trusted from before);
     ``skipped_paths``: (path, reason) pairs, sorted; ``racy``: signatures
@@ -191,6 +199,7 @@ class RefreshStats:
     unchanged: int = 0
     rehashed_same: int = 0
     analyzed: int = 0
+    outlined: int = 0
     removed: int = 0
     skipped: dict[str, int] = field(default_factory=dict)
     skipped_paths: tuple[tuple[str, str], ...] = ()

@@ -417,10 +417,9 @@ def _cpp_namespace(node: Node, cx: Context) -> list[Found] | None:
     body = _field(node, "body")
     if name is None or body is None:
         return None  # an anonymous namespace: a container
-    if name.type == "nested_namespace_specifier":
-        parts = [cx.text(child) for child in name.named_children] or [cx.text(name)]
-    else:
-        parts = [cx.text(name)]
+    # ``namespace a::b::c`` nests its specifiers (a, then b::c): its text, split, is every part
+    parts = [p.strip().removeprefix("inline ").strip() for p in cx.text(name).split("::")]
+    parts = [p for p in parts if p] or [cx.text(name)]
     qual = ".".join(parts)
     cx.namespaces.add(f"{cx.enclosing_qualname}.{qual}" if cx.enclosing_qualname else qual)
     return [Found("namespace", parts[-1], node, name, tuple(parts[:-1]), walk=body)]
