@@ -80,11 +80,22 @@ def _within(path: str, tops: set[str]) -> bool:
 
 
 def _read(path: str) -> bytes | None:
+    """A rule file's first MiB; ``None`` when it cannot be read now, or is not a regular file
+    (a FIFO: opening one to read blocks until a writer comes, and git blocks on it too)."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(1 << 20)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _rule_look(path: str) -> tuple:

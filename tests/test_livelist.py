@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sys
 import tempfile
 from pathlib import Path
@@ -252,6 +253,34 @@ def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_
 
         need_inotify()
         assert kept.wait(30) and kept_now(kept) == fresh(repo.root)
+    finally:
+        kept.close()
+        os.rmdir(private)
+
+
+def test_issue_30_a_fifo_rule_file_never_blocks_the_listing(make_repo, monkeypatch):
+    """``info/exclude`` made a FIFO just now (within the racy window, when its bytes are
+    read): the listing's build ends (git's own time limit), not used, instead of its thread
+    blocking for ever on opening the FIFO."""
+    monkeypatch.setenv("JITCTX_GIT_TIMEOUT", "1")
+    repo = make_repo("basic")
+    for top in ["src", "docs", "text", "data", "build", "notes"]:  # no folder: git's check-ignore (blocked on it too) is not asked first
+        shutil.rmtree(repo.root / top, ignore_errors=True)
+    for p in repo.root.iterdir():
+        if p.is_dir() and p.name != ".git":
+            shutil.rmtree(p)
+    exclude = repo.root / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")
+    r = Repo(repo.root)
+    assert r.git is not None
+    kept = LiveListing(r.root, r.git.git_dir, r.git.common_dir, private, None)
+    try:
+        kept.start()
+        kept.wait(30)
+        assert not kept._building, "the listing's build is still blocked"
+        assert kept.listing() is None and "not used" in kept.state
     finally:
         kept.close()
         os.rmdir(private)
