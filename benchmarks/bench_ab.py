@@ -1,6 +1,6 @@
 """Whole-process A/B of two checkouts of jitctx on the same commands (no regression checks).
 
-    python benchmarks/bench_ab.py OLD_CHECKOUT [--runs 9] [--tree synth|realtree|DIR]
+    python benchmarks/bench_ab.py OLD_CHECKOUT [--runs 9] [--tree synth|realtree|DIR] [--server]
 
 ``OLD_CHECKOUT`` is another work tree of this repository (``git worktree add
 --detach /tmp/pre <commit>``). Each checkout runs in an interpreter of its own
@@ -9,7 +9,10 @@ console script's ``entry()``; the commands run interleaved (old, new, new,
 old, ...) so machine noise hits both alike. Reported: each side's median and
 the median of the per-pair ratios new/old. Commands: glob ``**/*.py --json``,
 glob ``'*.py'`` of one folder, grep files mode (a rare literal, a common
-one), head ``-n 20`` of a file read before, ``--version``.
+one), head ``-n 20`` of a file read before, ``--version``. With ``--server`` every call
+goes through its checkout's warm server (``JITCTX_SERVER=wait``, a run folder of its
+own per side, started and warmed before timing, stopped after): the thin client and
+the socket protocol against the other checkout's.
 """
 
 from __future__ import annotations
@@ -59,6 +62,7 @@ def main() -> None:
     ap.add_argument("old", help="the other checkout (a git work tree of this repository)")
     ap.add_argument("--runs", type=int, default=9)
     ap.add_argument("--tree", default="synth", help="synth (benchmarks/synth.py's 105k-file repo), realtree, or a directory")
+    ap.add_argument("--server", action="store_true", help="every call through its checkout's warm server")
     args = ap.parse_args()
     if args.tree == "synth":
         from synth import synth_repo
@@ -73,25 +77,32 @@ def main() -> None:
     new_py = installed_python(PROJECT)
     old_py = installed_python(Path(args.old), name="venv-installed-old")
     cache = tempfile.mkdtemp(prefix="jitctx-ab-cache-")
-    env = {**os.environ, "JITCTX_CACHE_DIR": cache, "JITCTX_SERVER": "0"}  # the in-process path (bench_server measures the server)
+    env = {**os.environ, "JITCTX_CACHE_DIR": cache, "JITCTX_SERVER": "0"}  # the in-process path
+    envs = {"old": env, "new": env}
+    if args.server:
+        envs = {side: {**env, "JITCTX_SERVER": "wait", "XDG_RUNTIME_DIR": tempfile.mkdtemp(prefix=f"jx-ab-{side}-", dir="/tmp")} for side in ("old", "new")}
     cmds = commands(tree, synthetic)
-    print(f"tree: {tree}  runs: {args.runs}  load: {os.getloadavg()[0]:.2f}\n  new: {PROJECT}\n  old: {Path(args.old).resolve()}")
+    print(f"tree: {tree}  runs: {args.runs}  server: {args.server}  load: {os.getloadavg()[0]:.2f}\n  new: {PROJECT}\n  old: {Path(args.old).resolve()}")
     print(f"{'command':44} {'old':>9} {'new':>9} {'new/old':>8}")
     for name, argv in cmds.items():
         old, new = [*console(old_py, Path(args.old)), *argv], [*console(new_py), *argv]
-        _time(old, tree, env)
-        _time(new, tree, env)
+        for _ in range(3 if args.server else 1):  # the server started, its listing and caches warm
+            _time(old, tree, envs["old"])
+            _time(new, tree, envs["new"])
         t_old, t_new, ratios = [], [], []
         for i in range(args.runs):
             if i % 2:
-                b, a = _time(new, tree, env), _time(old, tree, env)
+                b, a = _time(new, tree, envs["new"]), _time(old, tree, envs["old"])
             else:
-                a, b = _time(old, tree, env), _time(new, tree, env)
+                a, b = _time(old, tree, envs["old"]), _time(new, tree, envs["new"])
             t_old.append(a)
             t_new.append(b)
             ratios.append(b / a)
         print(f"{name:44} {statistics.median(t_old) * 1e3:7.1f}ms {statistics.median(t_new) * 1e3:7.1f}ms {statistics.median(ratios):7.2f}x", flush=True)
     print(f"load after: {os.getloadavg()[0]:.2f}")
+    if args.server:
+        for side, py, checkout in (("old", old_py, Path(args.old)), ("new", new_py, PROJECT)):
+            subprocess.run([*console(py, checkout), "serve", "--stop", "--root", str(tree)], cwd=tree, env=envs[side], capture_output=True, check=False)
 
 
 if __name__ == "__main__":

@@ -20,11 +20,14 @@ import sys
 import time
 from collections.abc import Callable
 
-__all__ = ["INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
+from .cache import open_untrusted
+
+__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
-SMALL = 2_000  # files: an index that cannot be kept is still built in memory, each call (~1 s)
+SMALL = 2_000  # files: at most this many (git's count), a tree without index is listed before the first pass
+IN_MEMORY = 256  # files: an index that cannot be kept is still built in memory, each call (~1 s of CPU; 1,563 files took 9 s)
 RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only): not started again for this long
 
 
@@ -80,7 +83,7 @@ def plan(code, list_paths: Callable[[], list[str]], entries: Callable[[list[str]
         return quick, None
     paths = list_paths()
     n = len(paths)
-    if not stored and n > SMALL:
+    if not stored and n > IN_MEMORY:
         return Plan("quick", [], [], n, indexed=0), None
     if stored and n > INLINE and rows <= (1 - SPARSE) * n:
         return Plan("quick", [], [], n, indexed=min(rows, n)), None
@@ -110,7 +113,7 @@ def progress(index_path: str) -> Progress | None:
 
     lock, status = _paths(index_path)
     try:
-        fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
+        fd = open_untrusted(lock, os.O_RDONLY)
     except OSError:
         return None
     try:
@@ -121,8 +124,7 @@ def progress(index_path: str) -> Progress | None:
     finally:
         os.close(fd)
     try:
-        with open(status, encoding="utf-8") as f:
-            d = json.load(f)
+        d = _read(status)
         return Progress(int(d.get("done", 0)), int(d.get("total", 0)), int(d.get("pid", 0)), str(d.get("phase", "words")))
     except (OSError, ValueError, TypeError):
         return Progress(0, 0, 0)
@@ -132,8 +134,7 @@ def failed(index_path: str) -> str | None:
     """Why the last builder of the index at ``index_path`` could not write it, when that
     was less than ``RETRY_SECONDS`` ago (it left its reason in the status file); else None."""
     try:
-        with open(_paths(index_path)[1], encoding="utf-8") as f:
-            d = json.load(f)
+        d = _read(_paths(index_path)[1])
         if "failed" in d and time.time() - float(d.get("updated", 0)) < RETRY_SECONDS:
             return str(d["failed"])
     except (OSError, ValueError, TypeError, AttributeError):
@@ -151,9 +152,9 @@ def start(root: str, index_path: str) -> bool:
     try:
         lock_path, status = _paths(index_path)
         os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
-        fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        fd = open_untrusted(lock_path, os.O_RDWR | os.O_CREAT)
     except OSError:
-        return False
+        return False  # something else at the lock's place (a folder, a link): no builder
     try:
         try:
             fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
@@ -162,12 +163,12 @@ def start(root: str, index_path: str) -> bool:
         if failed(index_path) is not None:
             return False  # it could not write the store a moment ago: calls answer without it for a while
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
+        from . import procs
+
         package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        code = f"import sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
-        actions = [(os.POSIX_SPAWN_OPEN, n, os.devnull, os.O_RDWR, 0) for n in (0, 1, 2)]
-        os.set_inheritable(fd, True)
-        try:
-            pid = os.posix_spawn(sys.executable, [sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], dict(os.environ), file_actions=actions, setpgroup=0)
+        code = procs.MARK + f"builder\nimport sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
+        try:  # the lock's descriptor and nothing else: not a caller's pipe the server holds during a call
+            pid = procs.spawn([sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], keep=(fd,))
         except OSError:
             return False
         _write(status, {"pid": pid, "done": 0, "total": 0, "updated": time.time()})
@@ -194,7 +195,7 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
     else:
         try:
             os.makedirs(os.path.dirname(lock_path), mode=0o700, exist_ok=True)
-            fd = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            fd = open_untrusted(lock_path, os.O_RDWR | os.O_CREAT)
         except OSError:
             return 2
         try:
@@ -333,13 +334,28 @@ def _unlink(path: str) -> None:
 
 
 def _write(path: str, data: dict) -> None:
+    """The status file, replaced whole (a new file of our own, never a link followed)."""
     tmp = f"{path}.{os.getpid()}.tmp"
     try:
-        with open(tmp, "w", encoding="utf-8") as f:
+        try:
+            os.unlink(tmp)  # a killed builder's with the same pid (the name, not what it may point to)
+        except FileNotFoundError:
+            pass
+        fd = open_untrusted(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL)
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
             json.dump(data, f)
         os.replace(tmp, path)
     except OSError:
         pass
+
+
+def _read(path: str) -> dict:
+    """The status file's data (``OSError``/``ValueError`` when it cannot be had)."""
+    with os.fdopen(open_untrusted(path, os.O_RDONLY), encoding="utf-8") as f:
+        data = json.loads(f.read(1 << 16))
+    if not isinstance(data, dict):
+        raise ValueError("not a status")
+    return data
 
 
 def _main(argv: list[str]) -> int:

@@ -13,18 +13,24 @@ goes to a server (``client``).
 import os
 import sys
 
-__all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "decode_request", "digest", "encode_request", "fingerprint", "run_dir", "socket_name"]
+__all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "SEEN_WINDOW", "answer_keys", "decode_request", "digest", "encode_request", "fingerprint", "inside", "run_dir", "socket_name"]
 
-PROTOCOL = "jitctx-serve/1"
+PROTOCOL = "jitctx-serve/2"  # 2: the caller's descriptors only once the call starts, and a writing handshake
 CONTROL = "jitctx-control/1"  # --status, --stop
 PACKAGE = os.path.dirname(os.path.abspath(__file__))  # which jitctx answers: part of the fingerprint
 SOCKET_MAX = 100  # bytes of a socket path (sun_path holds 108 with its NUL); longer: no server
+SEEN_WINDOW = 600.0  # seconds: calls of a root counted together (its ".seen" mark) to decide on starting a server
 
 # the environment that can change an answer: each distinct value gets a server of its own
 _EXACT = ("HOME", "PATH", "LANG", "LANGUAGE", "TMPDIR", "TEMP", "TMP", "XDG_CONFIG_HOME", "XDG_CACHE_HOME", "PYTHONPATH", "PYTHONIOENCODING", "PYTHONUTF8")
 _PREFIXES = ("GIT_", "LC_", "JITCTX_")
 # JITCTX_ keys that only steer the server itself, never an answer
-_OWN = frozenset({"JITCTX_SESSION", "JITCTX_SERVER", "JITCTX_SERVER_IDLE", "JITCTX_LOG"})
+_OWN = frozenset({"JITCTX_SESSION", "JITCTX_SERVER", "JITCTX_SERVER_IDLE", "JITCTX_SERVER_MAX", "JITCTX_LOG"})
+
+
+def answer_keys(environ: dict[str, str] | os._Environ) -> list[str]:
+    """The environment keys set in ``environ`` that can reach an answer, sorted."""
+    return sorted(k for k in environ if (k in _EXACT or k.startswith(_PREFIXES)) and k not in _OWN)
 
 
 def fingerprint(environ: dict[str, str] | os._Environ, package: str, version: str) -> str:
@@ -32,9 +38,8 @@ def fingerprint(environ: dict[str, str] | os._Environ, package: str, version: st
     the interpreter, the jitctx package (its folder and version), the user and the
     environment keys that reach an answer (git's, the locale, the cache folders, jitctx's
     own). NUL-separated text: the server compares it whole, the socket name hashes it."""
-    keys = sorted(k for k in environ if (k in _EXACT or k.startswith(_PREFIXES)) and k not in _OWN)
     parts = [PROTOCOL, sys.executable, package, version, str(os.getuid())]
-    parts += [f"{k}={environ[k]}" for k in keys]
+    parts += [f"{k}={environ[k]}" for k in answer_keys(environ)]
     return "\0".join(parts)
 
 
@@ -50,12 +55,13 @@ def digest(text: str) -> str:
     return format(pow(3, residue, _PRIME), "032x")
 
 
-def run_dir(environ: dict[str, str] | os._Environ) -> str | None:
+def run_dir(environ: dict[str, str] | os._Environ, *, make: bool = True, root: str | None = None) -> str | None:
     """The user's private folder for sockets: ``$XDG_RUNTIME_DIR/jitctx``, else the cache
     folder's ``run/`` (``$JITCTX_CACHE_DIR``, ``$XDG_CACHE_HOME/jitctx``, ``~/.cache/jitctx``).
 
-    Made mode 0700 if missing; ``None`` when it cannot be made, is not a real folder,
-    belongs to someone else or is open to others (then no server is used)."""
+    Made mode 0700 if missing (``make``); ``None`` when it cannot be made, is not a real
+    folder, belongs to someone else or is open to others, or lies inside ``root`` (a
+    repository it would serve: nothing is written there), and then no server is used."""
     runtime = environ.get("XDG_RUNTIME_DIR")
     if runtime and os.path.isabs(runtime):
         folder = os.path.join(runtime, "jitctx")
@@ -69,11 +75,16 @@ def run_dir(environ: dict[str, str] | os._Environ) -> str | None:
         elif xdg and os.path.isabs(xdg):
             cache = os.path.join(xdg, "jitctx")
         else:
-            cache = os.path.join(os.path.expanduser("~"), ".cache", "jitctx")
+            home = environ.get("HOME") or os.path.expanduser("~")
+            cache = os.path.join(home, ".cache", "jitctx")
         folder = os.path.join(cache, "run")
+    if root is not None and inside(os.path.realpath(folder), root):
+        return None
     try:
         st = os.lstat(folder)
     except FileNotFoundError:
+        if not make:
+            return None
         try:
             os.makedirs(folder, mode=0o700, exist_ok=True)
             st = os.lstat(folder)
@@ -84,6 +95,12 @@ def run_dir(environ: dict[str, str] | os._Environ) -> str | None:
     if (st.st_mode & 0o170000) != 0o040000 or st.st_uid != os.getuid() or st.st_mode & 0o077:
         return None  # a symlink, a file, someone else's, or readable by others
     return folder
+
+
+def inside(path: str, root: str) -> bool:
+    """Whether ``path`` is ``root`` or lies below it (both real, absolute paths)."""
+    root = root.rstrip("/")
+    return path == root or path.startswith(root + "/")
 
 
 def socket_name(folder: str, root: str, fingerprint_text: str) -> str | None:

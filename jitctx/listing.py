@@ -259,4 +259,6 @@ def untracked(root: Path, *, scope: str = ".", include_ignored: bool = False, ba
             if p.poll() is None:
                 p.kill()
                 p.wait()
+            if p.stdout is not None:
+                p.stdout.close()  # one that timed out leaves the others' pipes open
     return None if failed else names

@@ -20,6 +20,7 @@ is the reference) or starting git (``gitcmd``).
 from __future__ import annotations
 
 import bisect
+import errno
 import logging
 import os
 import stat
@@ -38,6 +39,13 @@ __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "LiveListing"]
 
 log = logging.getLogger(__name__)
 
+LIMIT_RETRY = 60.0  # seconds before a listing that met the user's inotify limits is tried again
+_LIMITS = {
+    errno.EMFILE: "the user's inotify instances are used up (fs.inotify.max_user_instances)",
+    errno.ENOSPC: "the user's inotify watches are used up (fs.inotify.max_user_watches)",
+    errno.ENFILE: "the system's open files are used up",
+    errno.ENOMEM: "the kernel refused inotify the memory it needs",
+}
 RACY_NS = 2_000_000_000  # a folder or rule file modified this close to being looked at is looked at again
 CHECK_EVERY = 10.0  # seconds between checks of the folders' signatures (while calls come)
 MAX_CANDIDATES = 1024  # new paths asked of git by name in one call; more: their folders, then a rebuild
@@ -72,11 +80,22 @@ def _within(path: str, tops: set[str]) -> bool:
 
 
 def _read(path: str) -> bytes | None:
+    """A rule file's first MiB; ``None`` when it cannot be read now, or is not a regular file
+    (a FIFO: opening one to read blocks until a writer comes, and git blocks on it too)."""
     try:
-        with open(path, "rb") as f:
+        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        os.set_blocking(fd, True)
+        with os.fdopen(fd, "rb", closefd=False) as f:
             return f.read(1 << 20)
     except OSError:
         return None
+    finally:
+        os.close(fd)
 
 
 def _rule_look(path: str) -> tuple:
@@ -143,6 +162,7 @@ class LiveListing:
         self._looks: dict[str, tuple] = {}  # folder -> (signature, its names when the signature was racy)
         self._rules: dict[str, tuple] = {}  # ignore-rule and config file -> (signature or None, bytes if racy)
         self._checked = time.monotonic()
+        self._retry_at: float | None = None  # a build that met a machine limit: when to try again
 
     @property
     def state(self) -> str:
@@ -222,10 +242,15 @@ class LiveListing:
         try:
             self._build()
         except Exception as exc:  # noqa: BLE001 - the server goes on with git's listings
+            limit = _LIMITS.get(exc.errno or 0) if isinstance(exc, OSError) else None
             with self._lock:
                 self._ready = False
-                self.state = f"not used ({type(exc).__name__}: {exc})"
-            log.warning("listing of %s not used: %s", self._root, exc)
+                if limit is not None:  # a machine limit: slower calls, never failed ones; tried again later
+                    self.state = f"not kept: {limit}; calls list with git (tried again {LIMIT_RETRY:g} s later)"
+                    self._retry_at = time.monotonic() + LIMIT_RETRY
+                else:
+                    self.state = f"not used ({type(exc).__name__}: {exc})"
+            log.warning("listing of %s: %s", self._root, self.state)
         finally:
             with self._lock:
                 self._building = False
@@ -411,6 +436,9 @@ class LiveListing:
     def _current(self) -> bool:
         """Take every event queued until now and apply it; whether the listing is exact."""
         if not self._ready or self._watch is None:
+            if self._retry_at is not None and time.monotonic() > self._retry_at and not self._building:
+                self._retry_at = None
+                self.start()  # the limits may have room again
             return False
         watch = self._watch
         events = watch.drain()

@@ -1,136 +1,82 @@
 """The warm server: one process per user, root and environment behind the thin client.
 
 Owns the server's life (a lock that makes it the only one, its Unix socket
-in the private run folder, idle exit, ``--status`` and ``--stop``), taking a
-call (the peer must be this user: ``SO_PEERCRED``; same protocol and
-fingerprint; its own source unchanged since it started, else it is replaced)
-and answering it by running the CLI itself (``adapters.cli.call``) on the
-caller's stdout and stderr, its working directory and width, with warm
-collaborators: the tokenizer, the imports, the watcher-fed listing
-(``livelist``) and the sessions' Workspaces. One call runs at a time: a
-call without a session that arrives meanwhile is sent back ("busy") and
-its client runs it itself, one of a session waits its turn. Does not own
-what an answer is (the CLI and the library) or the client's choices
-(``client``).
+in the private run folder, idle exit, leaving when its socket or lock is no
+longer its own or when it is the least recently used of too many,
+``--status`` and ``--stop``, which stops its index builder too), taking a
+call (the peer must be this user: ``SO_PEERCRED``; a whole, well-formed
+request within a deadline, read on a thread of its own so that a slow or
+broken client costs only its own call; same protocol and fingerprint; its
+own source unchanged since it started, else it is replaced) and answering it
+by running the CLI itself (``adapters.cli.call``) on the caller's stdout and
+stderr, its working directory and width, with warm collaborators: the
+tokenizer, the imports, the watcher-fed listing (``livelist``) and the
+sessions' Workspaces. The caller's descriptors arrive only when its call
+starts, close-on-exec, and are closed when it ends; nothing is written to
+them before the client says it still waits. One call runs at a time: a call
+without a session that arrives meanwhile is sent back ("busy") and its
+client runs it itself, one of a session waits its turn. Does not own what
+an answer is (the CLI and the library), the client's choices (``client``)
+or listing every server of the user (``procs``, ``status_all``).
 """
 
 from __future__ import annotations
 
 import errno
-import io
+import json
 import logging
 import os
 import select
 import socket
+import stat
 import sys
 import threading
 import time
 from collections import OrderedDict
 from pathlib import Path
 
-from . import __version__, endpoint
+from . import __version__, calls, endpoint, procs, servers
 from .adapters import cli
+from .cache import what_is_at
+from .calls import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .livelist import LiveListing
     from .tokens import ContentCounts
 
-__all__ = ["IDLE", "MAX_SESSIONS", "Server", "control", "main", "running", "serve"]
+__all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "MAX_SESSIONS", "Server", "control", "main", "serve"]
 
 log = logging.getLogger("jitctx.server")
 
 IDLE = 600.0  # seconds without a call before the server exits
+IDLE_FIRST = 60.0  # ... while it has answered fewer than 2 calls (a root used once leaves early)
 MAX_SESSIONS = 32  # sessions kept (least recently used dropped first)
+MAX_SERVERS = 8  # servers of one run folder; a new one asks the least recently used to leave
+HEARTBEAT = 0.5  # seconds between the lines that tell a waiting client this server is alive
+READERS = 32  # requests read at once; more are closed unread (their clients answer themselves)
 
 
-def _idle_default() -> float:
+def _max_servers() -> int:
+    try:
+        value = int(os.environ.get("JITCTX_SERVER_MAX", ""))
+    except ValueError:
+        return MAX_SERVERS
+    return value if value > 0 else MAX_SERVERS
+
+
+def _idle_default() -> float | None:
     try:
         value = float(os.environ.get("JITCTX_SERVER_IDLE", ""))
     except ValueError:
-        return IDLE
-    return value if value > 0 else IDLE
+        return None
+    return value if value > 0 else None
 
 
-class _Switch:
-    """``sys.stdout``/``sys.stderr`` while serving: each call's thread writes to its
-    caller's stream, every other thread to the server's own (``/dev/null`` when spawned)."""
-
-    def __init__(self, name: str, default) -> None:
-        self._name = name
-        self._default = default
-
-    def _current(self):
-        return getattr(_local, self._name, None) or self._default
-
-    def write(self, s: str) -> int:
-        return self._current().write(s)
-
-    def flush(self) -> None:
-        self._current().flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._current(), name)
-
-
-_local = threading.local()
-
-
-def _stream(fd: int, desc: str, *, stderr: bool):
-    """A text stream on the caller's ``fd`` made as CPython makes its stdio: buffered
-    unless the caller's is write-through (then a raw file), block size from the file,
-    the caller's encoding, errors and line buffering."""
-    encoding, errors, line_buffering, write_through = desc.rsplit(":", 3)
-    unbuffered = write_through == "1"
-    buf = open(fd, "wb", buffering=0 if unbuffered else -1, closefd=True)  # noqa: SIM115 - closed by _close
-    return io.TextIOWrapper(buf, encoding=encoding, errors=errors, newline="\n", line_buffering=line_buffering == "1", write_through=unbuffered)
-
-
-def _close(stream) -> None:
-    try:
-        stream.flush()
-    except (OSError, ValueError):
-        pass
-    try:
-        stream.close()
-    except (OSError, ValueError):
-        pass
-
-
-class _Call:
-    """One request: its connection, the caller's descriptors and what it sent."""
-
-    def __init__(self, conn: socket.socket, fields: list[str], fds: list[int]) -> None:
-        self.conn = conn
-        self.fds = fds
-        self.digest, self.cwd, self.session, columns, self.out, self.err = fields[1:7]
-        self.columns = int(columns) if columns.isdigit() else None
-        self.argv = fields[7:]
-        self.token = threading.Event()  # set when the caller goes away
-
-    def reply(self, line: str) -> None:
-        try:
-            self.conn.sendall(line.encode() + b"\n")
-        except OSError:
-            pass
-
-    def close(self) -> None:
-        for fd in self.fds:
-            try:
-                os.close(fd)
-            except OSError:
-                pass
-        self.fds = []
-        try:
-            self.conn.close()
-        except OSError:
-            pass
-
-
-class _Caller(cli.Caller):
+class Caller(cli.Caller):
     """The CLI's view of the caller during one call."""
 
-    def __init__(self, server: Server, call: _Call) -> None:
+    def __init__(self, server: Server, call: Call) -> None:
         self.server = server
         self.call = call
         self.columns = call.columns
@@ -149,23 +95,33 @@ class Server:
 
     def __init__(self, root: str, *, idle: float | None = None) -> None:
         self.root = root
-        self.idle = idle if idle and idle > 0 else _idle_default()
+        given = idle if idle and idle > 0 else _idle_default()
+        self.idle = given or IDLE
+        self._idle_given = given is not None  # an explicit idle time holds from the first call
         self.fingerprint = endpoint.fingerprint(os.environ, endpoint.PACKAGE, __version__)
         self.digest = endpoint.digest(self.fingerprint)
         self.folder = endpoint.run_dir(os.environ)
         self.path = endpoint.socket_name(self.folder, root, self.fingerprint) if self.folder else None
+        self.lock_path = self.path[: -len(".sock")] + ".lock" if self.path else None
         self.started = time.time()
         self.calls = 0
         self.refused = 0
+        self.why_stopped = ""
         self._sessions: OrderedDict[str, object] = OrderedDict()
         self._source = _source_signature()
         self._busy = threading.Lock()  # held while a call runs
-        self._queue: list[_Call] = []
+        self._queue: list[Call] = []
         self._cv = threading.Condition()
         self._stop = threading.Event()
+        self._stop_builder = False
         self._last = time.monotonic()
-        self._inflight: dict[socket.socket, _Call] = {}
+        self._inflight: dict[socket.socket, Call] = {}
+        self._readers = threading.BoundedSemaphore(READERS)
+        self._wake_r, self._wake_w = os.pipe()
+        os.set_blocking(self._wake_w, False)
         self._socket_ino = 0
+        self._lock_fd = -1
+        self.slot: int | None = None  # a start slot (client._BOOT) held until warm
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
         self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
 
@@ -202,14 +158,23 @@ class Server:
         """Serve until idle for ``idle`` seconds or stopped. ``spawned``: started by a
         client expecting this fingerprint digest (quiet; exits if it differs or another
         server holds the lock)."""
-        if self.path is None:
+        if self.path is None or self.folder is None or self.lock_path is None:
             return _say(spawned, "no usable private folder for the socket (see jitctx serve --help)", 2)
         if spawned is not None and spawned != self.digest:
             return 2  # this interpreter imports another jitctx than the client's
+        if endpoint.inside(os.path.realpath(self.folder), self.root):
+            return _say(
+                spawned,
+                f"the run folder {self.folder} is inside {self.root}: jitctx writes nothing in a repository it serves; set XDG_RUNTIME_DIR or JITCTX_CACHE_DIR elsewhere",
+                2,
+            )
         import fcntl
 
-        lock_path = self.path[: -len(".sock")] + ".lock"
-        lock = os.open(lock_path, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+        try:
+            self._check_socket_path()
+            lock = servers.private_file(self.lock_path, create=True)
+        except servers.Unusable as exc:
+            return _say(spawned, str(exc), 2)
         deadline = time.monotonic() + (0.5 if spawned is not None else 0.0)  # a replaced server may still be leaving
         while True:
             try:
@@ -220,18 +185,26 @@ class Server:
                     os.close(lock)
                     return _say(spawned, f"a server already runs for {self.root}", 1)
                 time.sleep(0.05)  # a replaced server is on its way out
-        if spawned is not None:
-            import signal
+        self._lock_fd = lock
+        import signal
 
+        if spawned is not None:
             signal.signal(signal.SIGHUP, signal.SIG_IGN)  # the terminal of the call that started it may go
+        if threading.current_thread() is threading.main_thread():
+            signal.signal(signal.SIGTERM, lambda *_: self.stop(builder=True, why="SIGTERM"))
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
         self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
-        listener = self._listen()
+        try:
+            listener = self._listen()
+        except (OSError, servers.Unusable) as exc:
+            os.close(lock)
+            return _say(spawned, str(exc), 2)
+        self._make_room()
         worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
-            self._install_streams(spawned is not None)
+            self._install_streams()
             worker.start()
             if spawned is None:
                 sys.__stderr__.write(f"jitctx: serving {self.root} on {self.path} (idle exit after {self.idle:g} s)\n")  # type: ignore[union-attr]
@@ -240,8 +213,10 @@ class Server:
             self._stop.set()
             with self._cv:
                 self._cv.notify_all()
+                for call in self._queue:
+                    call.gone()
             if worker.is_alive():
-                worker.join(60.0)  # the call under way (and those of sessions queued) end first
+                worker.join(60.0)  # the call under way ends first
             try:
                 if os.stat(self.path).st_ino == self._socket_ino:  # still ours, not a successor's
                     os.unlink(self.path)
@@ -252,25 +227,69 @@ class Server:
                 self.live.close()
             for ws in self._sessions.values():
                 ws.close()  # type: ignore[attr-defined]
+            if self._stop_builder:
+                self._stop_build()
+            log.info("server of %s ends: %s", self.root, self.why_stopped or "stopped")
+            for fd in (self._wake_r, self._wake_w):
+                os.close(fd)
             os.close(lock)  # the lock goes last: a new server may start now
         return 0
 
+    def stop(self, *, builder: bool, why: str) -> None:
+        """End after the call under way; ``builder``: stop this root's index builder too."""
+        self._stop_builder = self._stop_builder or builder
+        self.why_stopped = self.why_stopped or why
+        self._stop.set()
+        self._wake()
+
+    def _wake(self) -> None:
+        """Wake the accept loop out of its wait (a new call to watch, or the end)."""
+        try:
+            os.write(self._wake_w, b"x")
+        except OSError:  # full (it is awake already) or closed (it has ended)
+            pass
+
+    def _stop_build(self) -> None:
+        from .build import stop
+        from .cache import index_file
+
+        try:
+            pid = stop(index_file(self.root))
+        except OSError:
+            pid = None
+        if pid is not None:
+            log.info("stopped the index builder %d of %s", pid, self.root)
+
+    def _check_socket_path(self) -> None:
+        assert self.path is not None
+        try:
+            st = os.lstat(self.path)
+        except FileNotFoundError:
+            return
+        except OSError as exc:
+            raise servers.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
+        if not stat.S_ISSOCK(st.st_mode):
+            raise servers.Unusable(what_is_at(self.path, "not a socket"))
+
     def _log_to(self, path: str, *, foreground: bool) -> None:
         """The server's log: ``<socket>.log`` beside its socket (a started server has no
-        terminal), and stderr too in the foreground. Level from ``JITCTX_LOG`` (warning)."""
-        import logging
-
+        terminal), and stderr too in the foreground. Level from ``JITCTX_LOG`` (warning).
+        Opened as untrusted (no link followed); not kept when it cannot be."""
         level = getattr(logging, os.environ.get("JITCTX_LOG", "WARNING").upper(), logging.WARNING)
         root = logging.getLogger("jitctx")
-        root.setLevel(level)
+        root.setLevel(level if isinstance(level, int) else logging.WARNING)
         fmt = logging.Formatter("%(asctime)s jitctx server %(process)d: %(levelname)s: %(message)s")
+        handler: logging.Handler
         try:
-            if os.path.exists(path) and os.path.getsize(path) > 1 << 20:
-                os.unlink(path)  # bounded: a new server starts a new log past 1 MiB
-            handler: logging.Handler = logging.FileHandler(path, encoding="utf-8")
-            os.chmod(path, 0o600)
-        except OSError:
+            fd = servers.private_file(path, create=True)
+            if os.fstat(fd).st_size > 1 << 20:
+                os.ftruncate(fd, 0)  # bounded: a new server starts a new log past 1 MiB
+            os.lseek(fd, 0, os.SEEK_END)
+            handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115 - the server's life
+        except (OSError, servers.Unusable) as exc:
             handler = logging.NullHandler()
+            if foreground and sys.__stderr__ is not None:
+                sys.__stderr__.write(f"jitctx: warning: no log file: {exc}\n")
         handler.setFormatter(fmt)
         root.addHandler(handler)
         if foreground and sys.__stderr__ is not None:
@@ -296,6 +315,7 @@ class Server:
         meets a socket that is not yet listening, and a stale one (a killed server's) is
         replaced, never in the way."""
         assert self.path is not None
+        self._check_socket_path()
         tmp = f"{self.path}.{os.getpid()}.tmp"
         try:
             os.unlink(tmp)
@@ -308,116 +328,185 @@ class Server:
         finally:
             os.umask(old)
         listener.listen(64)
-        os.rename(tmp, self.path)
+        try:
+            os.rename(tmp, self.path)
+        except OSError:
+            listener.close()
+            os.unlink(tmp)
+            raise
         self._socket_ino = os.stat(self.path).st_ino
         return listener
 
-    def _install_streams(self, quiet: bool) -> None:
-        sys.stdout = _Switch("out", sys.stdout)
-        sys.stderr = _Switch("err", sys.stderr)
+    def _make_room(self) -> None:
+        """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
+        ones to leave (each touches its lock file at every call); drop the marks of roots
+        called without a server (``client._calls_before``) older than ``endpoint.SEEN_WINDOW``."""
+        assert self.folder is not None
+        now = time.time()
+        for mark in Path(self.folder).glob("*.seen"):  # roots called once or twice, long ago
+            try:
+                if now - mark.lstat().st_mtime > endpoint.SEEN_WINDOW:
+                    mark.unlink()
+            except OSError:
+                pass
+        others = [(mtime, lock) for lock, pid, mtime in servers.held(self.folder) if pid != os.getpid()]
+        for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
+            servers.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
+
+    def _install_streams(self) -> None:
+        sys.stdout = calls.Switch("out", sys.stdout)
+        sys.stderr = calls.Switch("err", sys.stderr)
+
+    def _still_ours(self) -> bool:
+        """Whether the socket and the lock file at their paths are still this server's
+        (a run folder removed or replaced leaves a server nobody can reach or see)."""
+        assert self.path is not None and self.lock_path is not None
+        try:
+            sock, lock, held = os.lstat(self.path), os.lstat(self.lock_path), os.fstat(self._lock_fd)
+        except OSError:
+            return False
+        return sock.st_ino == self._socket_ino and (lock.st_ino, lock.st_dev) == (held.st_ino, held.st_dev)
+
+    def _idle_limit(self) -> float:
+        return self.idle if self._idle_given or self.calls >= 2 else min(self.idle, IDLE_FIRST)
 
     def _accept(self, listener: socket.socket) -> None:
+        beat = time.monotonic()
         while not self._stop.is_set():
             with self._cv:  # the worker drops the calls it ended
-                watched = [listener, *self._inflight]
+                calls = list(self._inflight.values())
+            watched: list = [listener, self._wake_r, *(c.conn for c in calls)]
             try:
-                readable, _, _ = select.select(watched, [], [], 1.0)
+                readable, _, _ = select.select(watched, [], [], HEARTBEAT)
             except (OSError, ValueError):  # a call's socket closed meanwhile
                 readable = []
             for r in readable:
+                if r is self._wake_r:
+                    try:
+                        os.read(self._wake_r, 512)
+                    except OSError:
+                        pass
+                    continue
                 if r is listener:
                     try:
                         conn, _ = listener.accept()
                     except OSError:
                         continue
-                    self._take(conn)
-                else:
+                    self._read_later(conn)
+                    continue
+                with self._cv:
+                    call = self._inflight.get(r)
+                if call is not None and not call.take():
                     with self._cv:
-                        call = self._inflight.get(r)
-                    if call is None:
-                        continue
-                    try:
-                        gone = not r.recv(1, socket.MSG_DONTWAIT)
-                    except BlockingIOError:
-                        gone = False
-                    except OSError:
-                        gone = True
-                    if gone:
-                        call.token.set()  # the caller went away (Ctrl-C): stop its work
-                        with self._cv:
-                            self._inflight.pop(r, None)
-            if not self._busy.locked() and not self._queue and time.monotonic() - self._last > self.idle:
+                        self._inflight.pop(call.conn, None)
+            now = time.monotonic()
+            if now - beat >= HEARTBEAT:
+                beat = now
+                for call in calls:
+                    call.beat()
+                procs.reap()
+                if not self._still_ours():
+                    self.stop(builder=False, why="its socket or lock file is no longer its own")
+                    return
+            if not self._busy.locked() and not self._queue and now - self._last > self._idle_limit():
+                self.why_stopped = f"idle for {self._idle_limit():g} s"
                 return
 
+    def _read_later(self, conn: socket.socket) -> None:
+        """Read the request on a thread of its own (a client that sends half of it and waits
+        costs only itself); past ``READERS`` at once, close it: its client answers."""
+        if not self._readers.acquire(blocking=False):
+            conn.close()
+            return
+
+        def read() -> None:
+            try:
+                self._take(conn)
+            except Exception as exc:  # noqa: BLE001 - one bad request never ends the server
+                log.warning("a request failed: %s: %s", type(exc).__name__, exc)
+                conn.close()
+            finally:
+                self._readers.release()
+
+        threading.Thread(target=read, name="jitctx-request", daemon=True).start()
+
     def _take(self, conn: socket.socket) -> None:
-        """Read and check one request; run it, queue it, or send it back."""
+        """Read and check one request; queue it, answer a control request, or send it back."""
         try:
             cred = conn.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
             if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid():
                 conn.close()  # another user: nothing is said
                 return
-            conn.settimeout(2.0)
-            fields, fds = _receive(conn)
-            conn.settimeout(None)
-        except (OSError, ValueError) as exc:
+            conn.setblocking(False)
+            fields = calls.receive(conn, time.monotonic() + calls.FRAME_SECONDS)
+        except (OSError, ValueError, UnicodeError) as exc:
             log.info("a request could not be read: %s", exc)
             conn.close()
             return
-        self._last = time.monotonic()
         if fields and fields[0] == endpoint.CONTROL:
-            self._control(conn, fields, fds)
+            self._control(conn, fields)
             return
-        if len(fields) < 8 or fields[0] != endpoint.PROTOCOL or len(fds) != 2:
-            _refuse(conn, fds, "protocol")
+        call = calls.check(conn, fields)
+        if call is None:
+            log.info("refused a malformed request")
+            calls.refuse(conn, "protocol")
             return
-        call = _Call(conn, fields, fds)
         if call.digest != self.digest:
             log.info("refused a call: another fingerprint")
             self.refused += 1
-            call.reply("fingerprint")
-            call.close()
+            calls.refuse(conn, "fingerprint")
             return
         if _source_signature() != self._source:
             log.info("jitctx's source changed since this server started: stepping aside")
-            call.reply("replaced")  # this server's code is not the caller's any more
-            call.close()
-            self._stop.set()
+            calls.refuse(conn, "replaced")  # this server's code is not the caller's any more
+            self.stop(builder=False, why="its source changed")
             return
         with self._cv:
-            if not call.session and (self._busy.locked() or self._queue):
+            if self._stop.is_set() or (not call.session and (self._busy.locked() or self._queue)):
                 self.refused += 1
-                call.reply("busy")  # its client answers it itself: the same answer, not slower than without us
-                call.close()
+                calls.refuse(conn, "busy" if not self._stop.is_set() else "gone")  # its client answers it itself
                 return
+            self._last = time.monotonic()
             self._queue.append(call)
             self._inflight[conn] = call
             self._cv.notify()
-
-    def _control(self, conn: socket.socket, fields: list[str], fds: list[int]) -> None:
-        for fd in fds:
-            os.close(fd)
-        what = fields[1] if len(fields) > 1 else ""
+        self._wake()  # the accept loop watches this call's socket from now on (its descriptors come there)
         try:
-            if what == "stop":
-                conn.sendall(b"stopping\n")
-                self._stop.set()
-            elif what == "status":
-                conn.sendall(self.status().encode("utf-8", "replace") + b"\n")
+            os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (_make_room)
         except OSError:
             pass
+
+    def _control(self, conn: socket.socket, fields: list[str]) -> None:
+        what = fields[1] if len(fields) > 1 else ""
+        if what == "stop":
+            calls.send(conn, b"stopping\n", 1.0)
+            self.stop(builder=True, why="asked to stop")
+        elif what == "leave":
+            calls.send(conn, b"leaving\n", 1.0)
+            self.stop(builder=False, why=f"the least recently used of more than {_max_servers()} servers")
+        elif what == "status":
+            calls.send(conn, json.dumps(self.status()).encode() + b"\n", 1.0)
         conn.close()
 
-    def status(self) -> str:
-        up = time.time() - self.started
-        rss = _rss_mib()
-        lines = [
-            f"pid {os.getpid()}, serving {self.root}",
-            f"socket {self.path}",
-            f"up {up:,.0f} s, {self.calls:,} calls answered, {self.refused:,} sent back, {len(self._sessions)} session(s), idle exit after {self.idle:g} s",
-            f"memory {rss:,.1f} MiB resident" if rss is not None else "memory unknown",
-            f"listing: {self.live.state}" if self.live is not None else "listing: not kept (not a git work tree, or not Linux)",
-        ]
-        return "\n".join(lines)
+    def status(self) -> dict:
+        """What ``serve --status`` shows, as JSON."""
+        return {
+            "pid": os.getpid(),
+            "root": self.root,
+            "socket": self.path,
+            "package": endpoint.PACKAGE,
+            "version": __version__,
+            "interpreter": sys.executable,
+            "up": round(time.time() - self.started, 1),
+            "idle": round(time.monotonic() - self._last, 1),
+            "idle_exit": self._idle_limit(),
+            "calls": self.calls,
+            "refused": self.refused,
+            "sessions": len(self._sessions),
+            "rss_mib": _rss_mib(),
+            "listing": self.live.state if self.live is not None else "not kept (not a git work tree, or not Linux)",
+            "environment": [f"{k}={os.environ[k]}" for k in endpoint.answer_keys(os.environ)],
+        }
 
     def _warm(self) -> None:
         """Before the first call, on the worker thread: what calls import and load, then the
@@ -453,6 +542,12 @@ class Server:
         warm = threading.Thread(target=self._warm_quietly, name="jitctx-warm", daemon=True)
         warm.start()
         warm.join()  # one thread imports at a time: calls wait for it
+        if self.slot is not None:
+            try:
+                os.close(self.slot)  # warm: another server of the folder may start now
+            except OSError:
+                pass
+            self.slot = None
         while True:
             with self._cv:
                 while not self._queue and not self._stop.is_set():
@@ -463,6 +558,8 @@ class Server:
                 self._busy.acquire()
             try:
                 self._answer(call)
+            except BaseException:  # noqa: BLE001 - the server outlives any one call
+                log.exception("call %s failed", call.argv[:1])
             finally:
                 with self._cv:
                     self._inflight.pop(call.conn, None)
@@ -470,22 +567,27 @@ class Server:
                 self._busy.release()
                 self._last = time.monotonic()
 
-    def _answer(self, call: _Call) -> None:
+    def _answer(self, call: Call) -> None:
         from . import cancel
         from .repo import CALLER_CWD
 
         if call.token.is_set():
             return
-        out = _stream(call.fds[0], call.out, stderr=False)
-        err = _stream(call.fds[1], call.err, stderr=True)
-        call.fds = []  # the streams own them now
+        if not call.send("go") or not call.got_fds.wait(calls.FRAME_SECONDS) or call.token.is_set():
+            return  # the client went away, or its descriptors did not come: it answers itself
+        fds, call.fds = call.fds, []
+        if len(fds) != 2 or any(calls.unusable_fd(fd) for fd in fds):
+            calls.close_fds(fds)
+            call.send("protocol")
+            return
+        out = calls.stream(fds[0], call.out, call)
+        err = calls.stream(fds[1], call.err, call)
         reset = CALLER_CWD.set(call.cwd)
-        _local.out, _local.err = out, err
+        calls.local.out, calls.local.err = out, err
         code: int | str
         try:
-            call.reply("go")
             with cancel.running(call.token):
-                code = cli.call(call.argv, _Caller(self, call))
+                code = cli.call(call.argv, Caller(self, call))
         except cli.Elsewhere as exc:  # nothing was written: the caller asks that root's server
             code = f"elsewhere {exc.root}"
         except BaseException as exc:  # noqa: BLE001 - the server outlives any one call
@@ -496,74 +598,12 @@ class Server:
             except (OSError, ValueError):
                 pass
         finally:
-            _local.out = _local.err = None
+            calls.local.out = calls.local.err = None
             CALLER_CWD.reset(reset)
-            _close(out)
-            _close(err)
+            calls.close_stream(out)
+            calls.close_stream(err)
         self.calls += 1
-        call.reply(f"ok {code}" if isinstance(code, int) else code)
-
-
-def running(folder: str) -> list[int]:
-    """The pids of the servers whose sockets are in ``folder`` (a run folder's ``jitctx/``)
-    and that run now: each holds its lock file's lock, which a new attempt cannot take."""
-    import fcntl
-
-    pids = []
-    for lock in sorted(Path(folder).glob("*.lock")) if os.path.isdir(folder) else []:
-        try:
-            fd = os.open(lock, os.O_RDWR | os.O_CLOEXEC)
-        except OSError:
-            continue
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            continue  # not held: that server has ended
-        except OSError:
-            pass
-        finally:
-            os.close(fd)
-        try:
-            pids.append(int(lock.read_text().split()[0]))
-        except (OSError, ValueError, IndexError):
-            pass
-    return pids
-
-
-def _refuse(conn: socket.socket, fds: list[int], why: str) -> None:
-    for fd in fds:
-        os.close(fd)
-    try:
-        conn.sendall(why.encode() + b"\n")
-    except OSError:
-        pass
-    conn.close()
-
-
-def _receive(conn: socket.socket) -> tuple[list[str], list[int]]:
-    """The request's fields and the descriptors that came with it."""
-    data, ancdata, _, _ = conn.recvmsg(65536, socket.CMSG_SPACE(8 * 4))
-    fds: list[int] = []
-    for level, kind, payload in ancdata:
-        if level == socket.SOL_SOCKET and kind == socket.SCM_RIGHTS:
-            usable = len(payload) - len(payload) % 4
-            fds += [int.from_bytes(payload[i : i + 4], sys.byteorder, signed=True) for i in range(0, usable, 4)]
-    try:
-        if len(data) < 4:
-            raise ValueError("short request")
-        size = int.from_bytes(data[:4], "big")
-        if size > 16 << 20:
-            raise ValueError("request too large")
-        body = data[4:]
-        while len(body) < size:
-            chunk = conn.recv(min(1 << 20, size - len(body)))
-            if not chunk:
-                raise ValueError("truncated request")
-            body += chunk
-    except (OSError, ValueError):
-        for fd in fds:
-            os.close(fd)
-        raise
-    return endpoint.decode_request(body[:size]), fds
+        call.send(f"ok {code}" if isinstance(code, int) else code)
 
 
 def _source_signature() -> tuple:
@@ -586,7 +626,7 @@ def _rss_mib() -> float | None:
         with open("/proc/self/status", encoding="ascii", errors="replace") as f:
             for line in f:
                 if line.startswith("VmRSS:"):
-                    return int(line.split()[1]) / 1024
+                    return round(int(line.split()[1]) / 1024, 1)
     except (OSError, ValueError, IndexError):
         pass
     return None
@@ -595,11 +635,13 @@ def _rss_mib() -> float | None:
 def _say(quiet: object, message: str, code: int) -> int:
     if quiet is None:
         sys.stderr.write(f"jitctx: {message}\n")
+    else:
+        log.warning("%s", message)
     return code
 
 
 def main(argv: list[str]) -> int:
-    """``jitctx serve [--status | --stop] [--idle S] [--root DIR]``: the exit code."""
+    """``jitctx serve [--status | --stop] [--all] [--json] [--idle S] [--root DIR]``: the exit code."""
     from .errors import JitctxError
 
     parser = cli.build_parser("serve")
@@ -609,10 +651,16 @@ def main(argv: list[str]) -> int:
             cli.subparser(parser, "serve").error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0
+    if args.all and not (args.status or args.stop):
+        parser.print_usage(sys.stderr)
+        sys.stderr.write("jitctx serve: error: --all goes with --status or --stop\n")
+        return 2
     try:
+        if args.all:
+            return servers.stop_all(args.root, as_json=args.json) if args.stop else servers.status_all(args.root, as_json=args.json)
         if args.status or args.stop:
-            return control(args.root, "stop" if args.stop else "status")
-        return serve(args.root, idle=args.idle, spawned=args.spawned)
+            return control(args.root, "stop" if args.stop else "status", as_json=args.json)
+        return serve(args.root, idle=args.idle, spawned=args.spawned, slot=args.slot)
     except JitctxError as exc:
         if args.spawned is None:
             sys.stderr.write(f"jitctx: error: {exc.message}\n" + (f"  hint: {exc.hint}\n" if exc.hint else ""))
@@ -621,39 +669,40 @@ def main(argv: list[str]) -> int:
         return 130
 
 
-def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None) -> int:
-    """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it)."""
+def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None, slot: int | None = None) -> int:
+    """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it).
+    ``slot``: a start slot's locked descriptor (``client._BOOT``), closed once warm."""
     from .repo import find_root
 
-    return Server(str(find_root(root)), idle=idle).run(spawned=spawned)
+    server = Server(str(find_root(root)), idle=idle)
+    server.slot = slot
+    return server.run(spawned=spawned)
 
 
-def control(root: str | None, what: str) -> int:
+def control(root: str | None, what: str, *, as_json: bool = False) -> int:
     """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
     from .repo import find_root
 
     real = str(find_root(root))
-    folder = endpoint.run_dir(os.environ)
+    folder = endpoint.run_dir(os.environ, make=False)
     fp = endpoint.fingerprint(os.environ, endpoint.PACKAGE, __version__)
     path = endpoint.socket_name(folder, real, fp) if folder else None
-    answer = None
-    if path is not None:
-        try:
-            with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
-                s.settimeout(5.0)
-                s.connect(path)
-                s.sendall(endpoint.encode_request([endpoint.CONTROL, what]))
-                chunks = []
-                while chunk := s.recv(65536):
-                    chunks.append(chunk)
-                answer = b"".join(chunks).decode("utf-8", "replace").rstrip("\n")
-        except OSError:
-            answer = None
+    answer = servers.ask(path, what) if path is not None else None
     if not answer:
-        sys.stdout.write(f"no server runs for {real}\n")
+        sys.stdout.write(json.dumps({"root": real, "running": False}) + "\n" if as_json else f"no server runs for {real}\n")
         return 1
     if what == "stop":
-        sys.stdout.write(f"stopped the server for {real}\n")
+        sys.stdout.write(json.dumps({"root": real, "running": True, "stopping": True}) + "\n" if as_json else f"stopped the server for {real}\n")
+        return 0
+    try:
+        status = json.loads(answer)
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        sys.stdout.write(f"the server for {real} gave no status\n")
+        return 1
+    if as_json:
+        sys.stdout.write(json.dumps({"running": True, **status}, indent=2) + "\n")
     else:
-        sys.stdout.write(answer + "\n")
+        sys.stdout.write(servers.status_text(status) + "\n")
     return 0

@@ -106,12 +106,24 @@ def _get_encoding_offline(name: str):
 
     tiktoken fetches an encoding it has not cached from the network; for the
     length of this call its file reader refuses URLs instead (DESIGN 5: no
-    network at run time, ever).
+    network at run time, ever). Nor does it write anything: tiktoken copies even a
+    bundled file into its cache folder (``$TMPDIR/data-gym-cache`` by default, 1.6 MB,
+    inside the repository when ``TMPDIR`` is), so a bundled file is read where it is,
+    and a cache is only read.
     """
     import tiktoken
     import tiktoken.load as tl
 
     original = tl.read_file
+    original_cached = tl.read_file_cached
+
+    def read_only(blobpath: str, expected_hash: str | None = None) -> bytes:
+        if "://" not in blobpath:
+            data = original(blobpath)
+            if expected_hash and not tl.check_hash(data, expected_hash):
+                raise ValueError(f"the bundled encoding file {blobpath} is corrupt (its hash differs)")
+            return data
+        return original_cached(blobpath, expected_hash)  # the cache or nothing: ``offline`` refuses the URL
 
     def offline(blobpath: str) -> bytes:
         if "://" in blobpath:
@@ -123,11 +135,11 @@ def _get_encoding_offline(name: str):
         return original(blobpath)
 
     with _offline_lock:
-        tl.read_file = offline
+        tl.read_file, tl.read_file_cached = offline, read_only
         try:
             return tiktoken.get_encoding(name)
         finally:
-            tl.read_file = original
+            tl.read_file, tl.read_file_cached = original, original_cached
 
 
 def content_key(text: str) -> bytes:

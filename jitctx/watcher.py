@@ -211,10 +211,12 @@ class HeadWatcher:
         self._observer.start()
         try:
             self._rearm()
-        except OSError:
+        except OSError as exc:
             if self.observer_kind != "native":
                 raise
-            self._stop_observer()  # inotify limits reached: poll instead
+            # inotify limits reached (instances or watches): poll instead, slower but exact
+            log.warning("native file events unavailable (%s): polling every %g s instead", exc, self.poll_interval)
+            self._stop_observer()
             self._armed.clear()
             self._observer = self._make_observer(True)
             self._observer.start()

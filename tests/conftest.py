@@ -110,7 +110,7 @@ def _isolate(tmp_path_factory, monkeypatch):
     monkeypatch.delenv("JITCTX_SESSION", raising=False)
     before = set(threading.enumerate())
     yield
-    stop_servers(runtime)
+    stop_servers(runtime, str(home / "jitctx-cache"))
     shutil.rmtree(runtime, ignore_errors=True)
     leaked = [t for t in threading.enumerate() if t not in before and t.is_alive() and not t.daemon]
     for t in leaked:  # a worker may still be returning from work the test saw end: a moment to finish
@@ -119,15 +119,41 @@ def _isolate(tmp_path_factory, monkeypatch):
     assert not leaked, f"threads leaked: {leaked}"
 
 
-def stop_servers(runtime: str) -> None:
-    """Kill every server started under ``runtime``."""
-    from jitctx.server import running
+def stop_servers(runtime: str, cache: str | None = None) -> None:
+    """Kill every server started under ``runtime`` (its ``jitctx/`` run folder, or the
+    folder itself), and every index builder of the ``cache`` folder (a server's, or a call's
+    in this process): a test stops every process it started."""
+    from jitctx import build, procs
+    from jitctx.servers import running
 
-    for pid in running(os.path.join(runtime, "jitctx")):
+    folder = runtime if os.path.basename(runtime) in ("jitctx", "run") else os.path.join(runtime, "jitctx")
+    pids = running(folder)
+    for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
         except OSError:
             pass
+    for lock in Path(cache, "index").glob("*.build.lock") if cache else []:
+        build.stop(str(lock)[: -len(".build.lock")])
+    procs.stop(pids, grace=5.0)  # gone before the folder is removed (their sockets with it)
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _nothing_left(tmp_path_factory):
+    """At the end of the run, no jitctx process of a test's repository or cache is left:
+    they are stopped, and named (a test that started one did not stop it)."""
+    yield
+    from jitctx import procs
+
+    base = str(tmp_path_factory.getbasetemp()) + os.sep  # this run's (pytest-12/ is not pytest-123/)
+
+    def ours(p) -> bool:
+        env = p.environ() or {}
+        return any(base in a for a in p.argv[3:]) or any(str(env.get(k, "")).startswith(base) for k in ("JITCTX_CACHE_DIR", "HOME"))
+
+    left = [p for p in procs.find() if ours(p)]
+    procs.stop([p.pid for p in left], grace=2.0)
+    assert not left, "jitctx processes left by the tests: " + "; ".join(f"{p.role} {p.pid} {p.root}" for p in left)
 
 
 @pytest.fixture(scope="session")

@@ -549,7 +549,15 @@ def isolated_env(home: Path) -> dict[str, str]:
         GIT_CONFIG_NOSYSTEM="1",
         TIKTOKEN_CACHE_DIR=str(home / "tiktoken"),
         TMPDIR=str(home / "tmp"),  # a process killed mid-call leaves its temp files here, not in /tmp
+        # servers (CI's second run: the client's default, a root's third call starts one) in a run
+        # folder of this fixture's own that its teardown empties (stop_servers(env["XDG_RUNTIME_DIR"]))
+        XDG_RUNTIME_DIR=str(home / "run"),
     )
+    if os.environ.get("JITCTX_TEST_SERVER") != "1":
+        env["JITCTX_SERVER"] = "0"  # as conftest's first run: in process
+    else:
+        env.pop("JITCTX_SERVER", None)
+    (home / "run").mkdir(mode=0o700, exist_ok=True)
     env["PYTHONPATH"] = os.pathsep.join([str(WORKTREE), *([env["PYTHONPATH"]] if env.get("PYTHONPATH") else [])])
     return env
 

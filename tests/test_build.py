@@ -3,6 +3,7 @@ answer said so, one builder per index, a killed builder resumed, an unusable cac
 
 from __future__ import annotations
 
+import contextlib
 import os
 import random
 import signal
@@ -37,7 +38,6 @@ def big_repo(make_repo, files: int = 600):
 def wait_built(root: Path, limit: float = 60.0) -> None:
     path = index_file(root)
     deadline = time.monotonic() + limit
-    time.sleep(0.2)
     while time.monotonic() < deadline:
         if build.progress(path) is None:
             return
@@ -124,11 +124,24 @@ def test_issue_23_one_builder_per_index(make_repo):
     assert build.progress(path) is None  # no lock is left held
 
 
+def _written(path: str, since_ns: int) -> tuple[int, float]:
+    """Rows the builder committed since ``since_ns`` and how many of them have their
+    definitions (0, 0 before its store has its tables)."""
+    if not os.path.exists(path):
+        return 0, 0.0
+    with contextlib.closing(sqlite3.connect(path, timeout=5.0)) as conn:
+        if not conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'files'").fetchone():
+            return 0, 0.0
+        return conn.execute("SELECT count(*), total(outlined) FROM files WHERE path GLOB 'pkg/m*' AND indexed_ns > ?", (since_ns,)).fetchone()
+
+
 @pytest.mark.skipif(os.environ.get("JITCTX_TEST_SERVER") == "1", reason="no CLI call: the first run covers it")
 def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(make_repo):
-    """SIGKILL at random moments, 50 times, with files changing between kills so there is
-    always work: the store passes SQLite's and FTS5's integrity checks every time, many
-    kills land mid-build, and the build that finally runs to its end answers as a clean one."""
+    """SIGKILL at random moments of the build, 50 times, with files changing between kills
+    so there is always work: the store passes SQLite's and FTS5's integrity checks every
+    time, and the build that finally runs to its end answers as a clean one. Each kill
+    waits for the build to get somewhere (a random number of rows committed, issue 30:
+    events, not a random sleep that a busy machine turns into a kill before the start)."""
     repo = big_repo(make_repo, files=300)
     path = index_file(repo.root)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
@@ -141,19 +154,23 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
         for n in rng.sample(range(300), 150):
             repo.write(f"pkg/m{n:04}.py", "".join(f"def changed_{i}_{n}_{j}(y):\n    return y * {j} + {rng.choice(WORDS)!r}\n\n" for j in range(60)))
         p = subprocess.Popen([sys.executable, "-c", code, str(repo.root), str(path)], env=env)
-        time.sleep(rng.uniform(0.02, 0.5))
+        target = rng.randint(0, 140)  # rows committed before the kill (0: at once, maybe before any table)
+        deadline = time.monotonic() + 60
+        while target and p.poll() is None and _written(path, started_ns)[0] < target and time.monotonic() < deadline:
+            time.sleep(0.005)
+        time.sleep(rng.uniform(0, 0.03))  # not for the outcome: only to vary where in a batch it lands
         p.send_signal(signal.SIGKILL)
         p.wait()
         status = str(path) + ".build.json"
         if os.path.exists(status):  # the builder's own clean-up never ran: killed while building
             os.unlink(status)
+        written, done = _written(path, started_ns)
+        mid_build += 0 < written and done < 150  # a build writes the words, then the definitions (issue 32): either part unfinished
         if os.path.exists(path):
-            with sqlite3.connect(path) as conn:
-                # a build writes the words, then the definitions (issue 32): mid-build is either part unfinished
-                written, done = conn.execute("SELECT count(*), total(outlined) FROM files WHERE path GLOB 'pkg/m*' AND indexed_ns > ?", (started_ns,)).fetchone()
-                mid_build += 0 < written and done < 150
+            with contextlib.closing(sqlite3.connect(path)) as conn:
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", i
-                conn.execute("INSERT INTO lexical(lexical) VALUES ('integrity-check')")  # raises when the FTS index is corrupt
+                if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'lexical'").fetchone():
+                    conn.execute("INSERT INTO lexical(lexical) VALUES ('integrity-check')")  # raises when the FTS index is corrupt
     assert mid_build >= 10, mid_build
     assert build.build_here(str(repo.root), path, nice=False) == 0
     with Workspace(repo.root) as ws:
@@ -172,7 +189,7 @@ def test_issue_23_a_cache_that_cannot_be_written_still_answers(make_repo, tmp_pa
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
     monkeypatch.setenv("JITCTX_CACHE_DIR", str(blocker / "cache"))
-    monkeypatch.setattr(b, "SMALL", 100)  # this tree counts as large: no index in memory per call
+    monkeypatch.setattr(b, "IN_MEMORY", 100)  # this tree counts as large: no index in memory per call
     with Workspace(repo.root) as ws:
         res = ws.locate("retry the handshake when it times out")
     assert res.results[0].path == "pkg/retry.py"

@@ -92,8 +92,8 @@ def slow_analyze(path: str, data: bytes):
 
 
 def crashing_analyze(path: str, data: bytes):
-    """Kills the worker process on ``crash.py`` (only in a worker)."""
-    if path.endswith("crash.py") and multiprocessing.parent_process() is not None:
+    """Kills the worker process on ``crash.py`` (only in a worker: not the test's own process)."""
+    if path.endswith("crash.py") and str(os.getpid()) != os.environ.get("TEST_MAIN_PID"):
         os._exit(3)
     return fake_analyze(path, data)
 
@@ -799,6 +799,7 @@ def test_workers_give_the_same_index(cache, tmp_path, monkeypatch):
 
 def test_a_worker_crash_costs_one_file(index, monkeypatch):
     monkeypatch.setattr(refresh_mod, "POOL_MIN_BYTES", 0)
+    monkeypatch.setenv("TEST_MAIN_PID", str(os.getpid()))
     files = _bulk(40, pad=50)
     files["pkg0/crash.py"] = "def boom():\n    pass\n"
     tree = Tree(files)

@@ -22,6 +22,7 @@ from pathlib import Path
 
 import pytest
 from hostile_support import (
+    LIMIT,
     PRIVATE_KEY_BODY,
     Launched,
     RawMcp,
@@ -1134,6 +1135,9 @@ def slow_pool(tmp_path_factory):
         )
     yield pool
     pool.close()
+    from conftest import stop_servers
+
+    stop_servers(env["XDG_RUNTIME_DIR"], str(base / "home" / ".cache" / "jitctx"))
     for p in (locked_repo / "locked", locked_repo / "secret.txt"):
         p.chmod(0o755)
 
@@ -1238,21 +1242,34 @@ def _catastrophic_repo(tmp_path: Path) -> Path:
     return _plain_repo(tmp_path / "repo", {"a.txt": "a" * 48 + "!\n", "b.txt": "plain\n"})
 
 
+def _order(server, *ids: int) -> list[int]:
+    """The ids of the responses among ``ids`` in the order the server wrote them."""
+    seen = []
+    for line in list(server.raw):
+        try:
+            rid = json.loads(line).get("id")
+        except ValueError:
+            continue
+        if rid in ids and rid not in seen:
+            seen.append(rid)
+    return seen
+
+
 def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
     """A catastrophic regex (python backend, 2 s time cap) inside the MCP server: a ping sent during it
-    is answered within 2 s, and the call itself ends (partial, or an error) within 5 s."""
+    is answered before the call ends (partial, or an error), which it does at its time cap.
+    (Issue 30: the order of the answers, not seconds, which a busy machine stretches.)"""
     from hostile_support import python_backend_server
 
     root = _catastrophic_repo(tmp_path)
     with RawMcp(python_backend_server(tmp_path, root, timeout=2.0), cwd=root) as server:
         server.initialize()
         call = server.call("grep", {"pattern": CATASTROPHIC})
-        started = time.monotonic()
         time.sleep(0.3)
-        ping = server.wait_for(server.request("ping"), timeout=2.0)
-        assert ping is not None, "ping unanswered during a catastrophic regex"
-        answered = server.wait_for(call, timeout=max(0.1, 5.0 - (time.monotonic() - started)))
-        assert answered is not None, "the grep call did not end within 5 s with a 2 s time cap"
+        ping = server.request("ping")
+        assert server.wait_for(ping, timeout=LIMIT) is not None, "ping unanswered during a catastrophic regex"
+        assert server.wait_for(call, timeout=LIMIT) is not None or call in _order(server, call), "the grep call did not end at its 2 s time cap"
+        assert _order(server, call, ping) == [ping, call], "the ping waited for the catastrophic regex"
 
 
 def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
@@ -1264,7 +1281,7 @@ def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
         server.call("grep", {"pattern": CATASTROPHIC})
         time.sleep(0.3)
         server.close_stdin()
-        assert server.exited_within(2.0), "still running 2 s after stdin closed"
+        assert server.exited_within(20.0), "still running 20 s after stdin closed (the regex's cap is 60 s)"
 
 
 # == case 13: MCP cancellation and disconnect ======================================================
@@ -1280,8 +1297,9 @@ def _slow_repo(tmp_path: Path) -> Path:
     )
 
 
-def _assert_call_is_slow(root: Path) -> None:
-    """The test means something only if the whole grep takes several seconds: measure 10 files."""
+def _assert_call_is_slow(root: Path) -> float:
+    """The test means something only if the whole grep takes several seconds: measure 10 files;
+    the whole grep's estimated seconds."""
     ws = _workspace(root)
     ten = root / "ten"
     ten.mkdir()
@@ -1294,31 +1312,35 @@ def _assert_call_is_slow(root: Path) -> None:
         p.unlink()
     ten.rmdir()
     assert estimate > 4.0, f"the slow grep would take only {estimate:.1f} s here: raise SLOW_FILES"
+    return estimate
 
 
 def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
-    """stdin closed 0.5 s into a grep of several seconds (measured): the server process exits within 2 s."""
+    """stdin closed 0.5 s into a grep of several seconds (measured): the server process exits
+    long before the grep would have ended (within a third of its time, at least 2 s: the
+    measure scales with the machine's load, a fixed 2 s did not)."""
     from hostile_support import python_backend_server
 
     root = _slow_repo(tmp_path)
-    _assert_call_is_slow(root)
+    estimate = _assert_call_is_slow(root)
     with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         server.call("grep", {"pattern": CATASTROPHIC})
         time.sleep(0.5)
         server.close_stdin()
         closed = time.monotonic()
-        exited = server.exited_within(2.0)
+        exited = server.exited_within(max(2.0, estimate / 3))
         took = time.monotonic() - closed
-    assert exited, f"still running {took:.1f} s after the client went away"
+    assert exited, f"still running {took:.1f} s after the client went away (the grep takes ~{estimate:.0f} s)"
 
 
 def test_case13_cancelled_call_stops_the_work(tmp_path):
-    """notifications/cancelled 0.5 s into a grep of several seconds (measured): the next call is answered within 2 s."""
+    """notifications/cancelled 0.5 s into a grep of several seconds (measured): the next call is
+    answered long before the grep would have ended (a third of its time, at least 2 s)."""
     from hostile_support import python_backend_server
 
     root = _slow_repo(tmp_path)
-    _assert_call_is_slow(root)
+    estimate = _assert_call_is_slow(root)
     with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         slow = server.call("grep", {"pattern": CATASTROPHIC})
@@ -1332,7 +1354,7 @@ def test_case13_cancelled_call_stops_the_work(tmp_path):
         )
         nxt = server.call("head", {"path": "README.md"})
         sent = time.monotonic()
-        reply = server.wait_for(nxt, timeout=2.0)
+        reply = server.wait_for(nxt, timeout=max(2.0, estimate / 3))
         took = time.monotonic() - sent
     assert reply is not None and "result" in reply, f"the call after a cancelled one waited {took:.1f} s"
 

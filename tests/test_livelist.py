@@ -9,9 +9,9 @@ from __future__ import annotations
 
 import os
 import random
+import shutil
 import sys
 import tempfile
-import time
 from pathlib import Path
 
 import pytest
@@ -33,6 +33,9 @@ def fresh(root: Path, under: str = "") -> tuple[list[str], list[str]]:
 
 @pytest.fixture
 def live(make_repo):
+    from watch_support import need_inotify
+
+    need_inotify()
     repo = make_repo("basic")
     private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")
     r = Repo(repo.root)
@@ -174,7 +177,9 @@ def test_issue_21_missed_events_are_found_by_the_folder_check(live, monkeypatch)
             return []
         return events
 
-    time.sleep(2.1)  # past the racy window of the build's looks
+    monkeypatch.setattr(livelist, "RACY_NS", 0)  # past the racy window of the build's looks (issue 30: patched, not slept)
+    with kept._lock:
+        kept._looks = {d: kept._look(d) for d in kept._dirs}
     monkeypatch.setattr(kept._watch, "drain", lossy)
     repo.write("src/util/unseen.txt", "no event for me")
     got = kept.listing()
@@ -209,3 +214,73 @@ def test_issue_21_mountinfo_names_network_file_systems():
     assert remote_fs("/mnt/share/local/repo", info) is None  # the deepest mount decides
     assert remote_fs("/mnt/shared", info) is None  # a name that only starts like the mount point
     assert remote_fs("/home/u/sshfs/repo", info) == "fuse.sshfs"
+
+
+@pytest.mark.parametrize("code", [24, 28])  # EMFILE: instances used up; ENOSPC: watches used up
+def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_repo, monkeypatch, code):
+    """The user's inotify instances or watches used up (other programs hold them): the
+    listing is not kept (calls list with git: slower, the same answers), its state says
+    which limit and what happens, and it is tried again later (then it is kept)."""
+    import errno
+
+    import jitctx.livelist as livelist
+    from jitctx import watcher
+
+    repo = make_repo("basic")
+    private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")
+    r = Repo(repo.root)
+    assert r.git is not None
+    real = watcher.TreeWatch
+    refuse = [True]
+
+    def limited(private_dir: str):
+        if refuse[0]:
+            raise OSError(code, "inotify instance limit reached" if code == errno.EMFILE else "inotify watch limit reached")
+        return real(private_dir)
+
+    monkeypatch.setattr(watcher, "TreeWatch", limited)
+    kept = LiveListing(r.root, r.git.git_dir, r.git.common_dir, private, None)
+    try:
+        kept.start()
+        assert not kept.wait(30)
+        assert kept.listing() is None and kept.is_listed("README.md") is None
+        assert "not kept: the user's inotify" in kept.state and ("max_user_instances" if code == errno.EMFILE else "max_user_watches") in kept.state
+        refuse[0] = False
+        monkeypatch.setattr(livelist, "LIMIT_RETRY", 0.0)
+        kept._retry_at = 0.0  # the retry is due
+        assert kept.listing() is None  # this call lists with git; a rebuild starts
+        from watch_support import need_inotify
+
+        need_inotify()
+        assert kept.wait(30) and kept_now(kept) == fresh(repo.root)
+    finally:
+        kept.close()
+        os.rmdir(private)
+
+
+def test_issue_30_a_fifo_rule_file_never_blocks_the_listing(make_repo, monkeypatch):
+    """``info/exclude`` made a FIFO just now (within the racy window, when its bytes are
+    read): the listing's build ends (git's own time limit), not used, instead of its thread
+    blocking for ever on opening the FIFO."""
+    monkeypatch.setenv("JITCTX_GIT_TIMEOUT", "1")
+    repo = make_repo("basic")
+    for top in ["src", "docs", "text", "data", "build", "notes"]:  # no folder: git's check-ignore (blocked on it too) is not asked first
+        shutil.rmtree(repo.root / top, ignore_errors=True)
+    for p in repo.root.iterdir():
+        if p.is_dir() and p.name != ".git":
+            shutil.rmtree(p)
+    exclude = repo.root / ".git" / "info" / "exclude"
+    exclude.unlink(missing_ok=True)
+    os.mkfifo(exclude)
+    private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")
+    r = Repo(repo.root)
+    assert r.git is not None
+    kept = LiveListing(r.root, r.git.git_dir, r.git.common_dir, private, None)
+    try:
+        kept.start()
+        kept.wait(30)
+        assert not kept._building, "the listing's build is still blocked"
+        assert kept.listing() is None and "not used" in kept.state
+    finally:
+        kept.close()
+        os.rmdir(private)

@@ -41,7 +41,7 @@ def head(root: Path) -> str:
     return git(root, "rev-parse", "HEAD")
 
 
-from watch_support import FakePrefix, _no_threads_left, fake_preload  # noqa: E402,F401  (fixtures)
+from watch_support import FakePrefix, _no_threads_left, fake_preload, need_inotify  # noqa: E402,F401  (fixtures)
 
 # -- pure: classify ----------------------------------------------------------
 
@@ -570,6 +570,7 @@ def test_a_symlinked_instruction_file_pointed_elsewhere_is_reported(repo, stream
 
 @pytest.mark.slow
 def test_watch_set_is_narrow_and_follows_reads(repo):
+    need_inotify()
     with Workspace(repo.root) as ws:
         w = ws.start_watching()
         assert w.observer_kind == "native"
@@ -621,6 +622,7 @@ def test_polling_observer(repo, stream):
 def test_directories_past_the_cap_are_polled_by_stat(repo, stream, monkeypatch):
     import jitctx.watcher
 
+    need_inotify()
     monkeypatch.setattr(jitctx.watcher, "MAX_WATCHED_DIRS", 1)
     ws = _preloaded(repo.root)  # the root directory takes the one native slot
     s = stream(ws)

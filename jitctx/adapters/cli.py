@@ -211,7 +211,7 @@ _HELP = {
         "Serves the CLI's calls for one root warm, one server per user and root (the CLI starts it on demand; it exits\n"
         "when idle); its socket lives in $XDG_RUNTIME_DIR/jitctx/ (else the cache folder's run/), mode 0700.\n"
         "Answers are the same as without it; --no-server or JITCTX_SERVER=0 bypasses it.",
-        ["jitctx serve --status", "jitctx serve --stop", "jitctx serve --idle 3600"],
+        ["jitctx serve --status", "jitctx serve --stop", "jitctx serve --status --all", "jitctx serve --stop --all", "jitctx serve --idle 3600"],
     ),
     "session": ("Prints an id; export it as JITCTX_SESSION so later calls share what was shown (re-reads, changes since).", ["export JITCTX_SESSION=$(jitctx session new)"]),
     "index": (
@@ -230,7 +230,7 @@ _EXITS_FOR = {
     "context": "exit status: 0 window printed, 1 nothing located for the task, 2 error (message on stderr; with --json also a JSON error object on stdout)",
     "tools": "exit status: 0, or 2 for a usage error",
     "mcp": "exit status: 0 when the client closes stdin, 2 for a bad root or a missing mcp extra (message on stderr)",
-    "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop) or one already runs, 2 error",
+    "serve": "exit status: 0 served until idle or stopped (--status: running; --stop: stopped), 1 no server runs (--status, --stop; with --all: no jitctx process) or one already runs, 2 error",
     "session": "exit status: 0, or 2 for a usage error",
     "index": "exit status: 0 built (--status: current; --stop: a build was stopped), 1 --status: behind or being built, --stop: no build ran, 2 error",
 }
@@ -341,10 +341,12 @@ def _mcp_parser(sub, name: str) -> None:
 def _serve_parser(sub, name: str) -> None:
     p = _sub(sub, name, "run the root's warm server in the foreground (the CLI starts one on demand)")
     p.add_argument("--status", action="store_true", help="say whether the root's server runs: pid, uptime, calls, sessions, listing, memory")
-    p.add_argument("--stop", action="store_true", help="stop the root's server")
-    p.add_argument("--idle", type=float, metavar="SECONDS", help="exit after SECONDS without a call (default: $JITCTX_SERVER_IDLE, else 600)")
+    p.add_argument("--stop", action="store_true", help="stop the root's server and its index builder")
+    p.add_argument("--all", action="store_true", help="with --status or --stop: every jitctx server, index builder and worker of this user (of the root only, with --root)")
+    p.add_argument("--idle", type=float, metavar="SECONDS", help="exit after SECONDS without a call (default: $JITCTX_SERVER_IDLE, else 600; 60 until a second call)")
     p.add_argument("--spawned", metavar="DIGEST", help=argparse.SUPPRESS)  # started by the client: quiet, detached
-    _common(p, json=False, server=False)
+    p.add_argument("--slot", type=int, help=argparse.SUPPRESS)  # the client's start slot (a locked descriptor), let go once warm
+    _common(p, server=False)
 
 
 def _index_parser(sub, name: str) -> None:

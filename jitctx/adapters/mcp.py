@@ -389,7 +389,7 @@ def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) 
     app = JitctxServer(chosen, workspace=ws, formats=formats)
 
     async def run() -> None:
-        async with stdio_server() as (read, write):
+        async with _stdio() as (read, write):
             await app.server.run(read, write, app.server.create_initialization_options())
 
     try:
@@ -397,3 +397,95 @@ def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) 
     except KeyboardInterrupt:
         return 130
     return 0
+
+
+# -- requests made valid text ----------------------------------------------------------------
+
+
+@asynccontextmanager
+async def _stdio():
+    """The SDK's stdio transport, reading requests through :class:`_Requests`. fd 0 points at
+    the null device while serving (as the SDK's own claim does: a child never reads the
+    wire), the wire itself at a private duplicate, restored at the end."""
+    import fcntl
+
+    try:
+        private = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+        null = os.open(os.devnull, os.O_RDONLY | os.O_CLOEXEC)
+    except OSError:  # no stdin to claim: the SDK's own transport says what it can
+        async with stdio_server() as streams:
+            yield streams
+        return
+    try:
+        os.dup2(null, 0)
+    finally:
+        os.close(null)
+    try:
+        # never closed: a reader thread may still block on it after the transport ends
+        wire = os.fdopen(private, "rb", buffering=0, closefd=False)
+        async with stdio_server(stdin=anyio.wrap_file(_Requests(wire))) as streams:  # type: ignore[arg-type]
+            yield streams
+    finally:
+        try:
+            os.dup2(private, 0)
+        except OSError:
+            pass
+
+
+class _Requests:
+    """stdin's lines for the SDK, each one valid text: a JSON string may hold a lone UTF-16
+    surrogate escape (``"\\ud800"``: valid JSON, not valid Unicode), which the SDK's parser
+    refuses without an answer; it becomes U+FFFD, as an undecodable byte does, so that the
+    request is answered (or refused with a protocol error naming the id)."""
+
+    def __init__(self, raw) -> None:
+        import io
+
+        self._text = io.TextIOWrapper(io.BufferedReader(raw), encoding="utf-8", errors="replace")
+
+    def readline(self, size: int = -1) -> str:
+        return _mend(self._text.readline(size))
+
+    def __iter__(self):
+        return self
+
+    def __next__(self) -> str:
+        line = self.readline()
+        if not line:
+            raise StopIteration
+        return line
+
+    def close(self) -> None:
+        try:
+            self._text.detach()
+        except ValueError:
+            pass
+
+
+def _mend(line: str) -> str:
+    """``line`` (one JSON-RPC message) with every lone surrogate in its strings made U+FFFD."""
+    if "\\u" not in line and "\\U" not in line:
+        return line  # no escape at all: nothing to mend (the common case)
+    import json
+    import re
+
+    lone = re.compile("[\ud800-\udfff]")
+    try:
+        message = json.loads(line)
+    except ValueError:
+        return line  # not JSON: the SDK answers that
+
+    def fix(value):
+        if isinstance(value, str):
+            return lone.sub("\ufffd", value)
+        if isinstance(value, list):
+            return [fix(v) for v in value]
+        if isinstance(value, dict):
+            return {fix(k): fix(v) for k, v in value.items()}
+        return value
+
+    mended = fix(message)
+    if mended == message:
+        return line
+    log.warning("a request held a lone UTF-16 surrogate escape: read as U+FFFD")
+    return json.dumps(mended) + "\n"
