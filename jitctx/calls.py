@@ -26,36 +26,12 @@ import time
 
 from . import endpoint
 
-__all__ = ["CONFIRM_SECONDS", "FRAME_MAX", "FRAME_SECONDS", "Call", "Switch", "check", "close_fds", "close_stream", "local", "receive", "refuse", "send", "stream", "unusable_fd"]
+__all__ = ["CONFIRM_SECONDS", "FRAME_MAX", "FRAME_SECONDS", "Call", "check", "close_fds", "close_stream", "receive", "refuse", "send", "stream", "unusable_fd"]
 
 FRAME_SECONDS = 2.0  # a request (and the caller's descriptors) must arrive whole within this
 FRAME_MAX = 4 << 20  # bytes of a request (argv is at most ~2 MiB on Linux)
 CONFIRM_SECONDS = 5.0  # the client's "still waiting" before anything is written for it
 _ERRORS = frozenset({"strict", "ignore", "replace", "backslashreplace", "surrogateescape", "xmlcharrefreplace", "namereplace", "surrogatepass"})
-
-
-class Switch:
-    """``sys.stdout``/``sys.stderr`` while serving: each call's thread writes to its
-    caller's stream, every other thread to the server's own (``/dev/null`` when spawned)."""
-
-    def __init__(self, name: str, default) -> None:
-        self._name = name
-        self._default = default
-
-    def _current(self):
-        return getattr(local, self._name, None) or self._default
-
-    def write(self, s: str) -> int:
-        return self._current().write(s)
-
-    def flush(self) -> None:
-        self._current().flush()
-
-    def __getattr__(self, name: str):
-        return getattr(self._current(), name)
-
-
-local = threading.local()
 
 
 class CallerFile(io.FileIO):

@@ -155,7 +155,7 @@ def guess_root(argv: list[str], cwd: str, env) -> str | None:
 
 
 def _columns(env) -> int:
-    """The width the CLI's help would take here (``cli._columns``'s rule)."""
+    """The width the CLI's help would take here (``call.terminal_columns``'s rule)."""
     try:
         columns = int(env.get("COLUMNS", "0"))
     except ValueError:

@@ -16,7 +16,6 @@ import os
 import re
 import stat
 from collections.abc import Iterator
-from contextvars import ContextVar
 from pathlib import Path
 
 from . import gitcmd, listing
@@ -28,20 +27,13 @@ TYPE_CHECKING = False  # as typing's, without importing typing (start-up)
 if TYPE_CHECKING:
     from .livelist import LiveListing
 
-__all__ = ["CALLER_CWD", "ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
+__all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
 
 ROOT_ENV = "JITCTX_ROOT"
 
 
-CALLER_CWD: ContextVar[str | None] = ContextVar("jitctx_caller_cwd", default=None)  # set by the server per call
-
-
 def working_directory() -> Path:
-    """The process's working directory (through the server, its caller's); ``RepoError``
-    when it was deleted."""
-    caller = CALLER_CWD.get()
-    if caller is not None:
-        return Path(caller)
+    """The process's working directory; ``RepoError`` when it was deleted."""
     try:
         return Path(os.getcwd())
     except OSError:

@@ -38,6 +38,7 @@ from pathlib import Path
 from . import __version__, calls, endpoint, procs, servers
 from .adapters import cli
 from .cache import what_is_at
+from .call import Caller
 from .calls import Call
 
 TYPE_CHECKING = False
@@ -71,23 +72,6 @@ def _idle_default() -> float | None:
     except ValueError:
         return None
     return value if value > 0 else None
-
-
-class Caller(cli.Caller):
-    """The CLI's view of the caller during one call."""
-
-    def __init__(self, server: Server, call: Call) -> None:
-        self.server = server
-        self.call = call
-        self.columns = call.columns
-
-    def workspace(self, root: str | None, record: bool):
-        from .repo import find_root
-
-        real = find_root(root)  # from the caller's working directory and this (same) environment
-        if str(real) != self.server.root:
-            raise cli.Elsewhere(str(real))
-        return self.server.workspace(self.call.session, record)
 
 
 class Server:
@@ -204,7 +188,6 @@ class Server:
         worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
-            self._install_streams()
             worker.start()
             if spawned is None:
                 sys.__stderr__.write(f"jitctx: serving {self.root} on {self.path} (idle exit after {self.idle:g} s)\n")  # type: ignore[union-attr]
@@ -352,10 +335,6 @@ class Server:
         others = [(mtime, lock) for lock, pid, mtime in servers.held(self.folder) if pid != os.getpid()]
         for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
             servers.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
-
-    def _install_streams(self) -> None:
-        sys.stdout = calls.Switch("out", sys.stdout)
-        sys.stderr = calls.Switch("err", sys.stderr)
 
     def _still_ours(self) -> bool:
         """Whether the socket and the lock file at their paths are still this server's
@@ -569,7 +548,6 @@ class Server:
 
     def _answer(self, call: Call) -> None:
         from . import cancel
-        from .repo import CALLER_CWD
 
         if call.token.is_set():
             return
@@ -582,14 +560,14 @@ class Server:
             return
         out = calls.stream(fds[0], call.out, call)
         err = calls.stream(fds[1], call.err, call)
-        reset = CALLER_CWD.set(call.cwd)
-        calls.local.out, calls.local.err = out, err
+        session = call.session
+        caller = Caller(out, err, cwd=call.cwd, columns=call.columns, serves=self.root, workspace=lambda record: self.workspace(session, record))
         code: int | str
         try:
             with cancel.running(call.token):
-                code = cli.call(call.argv, Caller(self, call))
-        except cli.Elsewhere as exc:  # nothing was written: the caller asks that root's server
-            code = f"elsewhere {exc.root}"
+                code = cli.call(call.argv, caller)
+            if caller.elsewhere is not None:  # nothing was written: the caller asks that root's server
+                code = f"elsewhere {caller.elsewhere}"
         except BaseException as exc:  # noqa: BLE001 - the server outlives any one call
             log.exception("call %s failed", call.argv[:1])
             code = 2
@@ -598,8 +576,6 @@ class Server:
             except (OSError, ValueError):
                 pass
         finally:
-            calls.local.out = calls.local.err = None
-            CALLER_CWD.reset(reset)
             calls.close_stream(out)
             calls.close_stream(err)
         self.calls += 1

@@ -29,6 +29,7 @@ from .text import is_binary
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TextIO
 
     from .code.index import Index
     from .code.rows import Definition, Lookup, RefreshStats
@@ -86,10 +87,10 @@ class Symbol:
         return f"Symbol({self.path}:{self.start_line}-{self.end_line} {self.kind} {self.qualname})"
 
 
-def _progress_printer() -> Callable[[int, int], None] | None:
-    """Progress of a cold build on a terminal (stderr), at most ~5 lines a second; None elsewhere."""
+def _progress_printer(stream: TextIO) -> Callable[[int, int], None] | None:
+    """Progress of a cold build on a terminal (``stream``), at most ~5 lines a second; None elsewhere."""
     try:
-        if not sys.stderr.isatty():
+        if not stream.isatty():
             return None
     except (AttributeError, ValueError):
         return None
@@ -101,14 +102,16 @@ def _progress_printer() -> Callable[[int, int], None] | None:
             return
         last[0] = now
         end = "\n" if done >= total else ""
-        sys.stderr.write(f"\rjitctx: indexing {done:,}/{total:,} files (once per content; Ctrl-C is safe){end}")
-        sys.stderr.flush()
+        stream.write(f"\rjitctx: indexing {done:,}/{total:,} files (once per content; Ctrl-C is safe){end}")
+        stream.flush()
 
     return show
 
 
 class CodeIndex:
     """The index of one workspace's repository, opened on first use."""
+
+    progress_to: TextIO | None = None  # where a cold refresh's progress line goes, on a terminal (None: stderr)
 
     def __init__(self, repo: Repo, policy: PathPolicy, *, cache_dir: str | None = None, count: Callable[[str], int] | None = None) -> None:
         self.repo = repo
@@ -205,7 +208,7 @@ class CodeIndex:
                 complete=complete,
                 max_bytes=_MAX_BYTES,
                 workers=workers,
-                progress=progress if callable(progress) else _progress_printer() if progress else None,
+                progress=progress if callable(progress) else _progress_printer(self.progress_to or sys.stderr) if progress else None,
                 parts=parts,
                 recall=self._recall,
                 keeps=self._keeps,

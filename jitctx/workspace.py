@@ -26,6 +26,8 @@ from .tokens import DEFAULT_ENCODING, ContentCounts, Tokenizer
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
+    from typing import TextIO
+
     from .ledger import Ledger
     from .nested import NestedInstructions
     from .render import View
@@ -286,6 +288,7 @@ class Workspace:
             with self._lock:
                 if self._code is None:
                     self._code = CodeIndex(self.repo, self.policy, count=self.content_counts.count)  # definitions priced when shown
+        self._code.progress_to = self.progress_to
         return self._code
 
     @_one_call
@@ -378,6 +381,7 @@ class Workspace:
             res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
 
     view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
+    progress_to: TextIO | None = None  # where a cold index build's progress line goes, on a terminal (None: stderr)
 
     @_one_call
     def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None, file_tokens: bool = True) -> Result:
