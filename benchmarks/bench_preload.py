@@ -60,7 +60,7 @@ _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
 from jitctx.workspace import Workspace
-from jitctx.tokens import get_tokenizer
+from jitctx.tokens.tokenizer import get_tokenizer
 ws = Workspace(sys.argv[1])
 t1 = time.perf_counter()
 get_tokenizer()
@@ -85,7 +85,7 @@ def _child(root: Path, cwd: str, reps: int) -> dict:
 
 
 def _references(root: Path) -> dict:
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     paths = [root / "AGENTS.md"] + [root.joinpath(*LEVELS[: i + 1], "AGENTS.md") for i in range(4)] + [root / "README.md"]
     reads = []

@@ -32,7 +32,7 @@ _CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 root, cwd, mode = sys.argv[2], sys.argv[3], sys.argv[4]
-from jitctx.tokens import get_tokenizer
+from jitctx.tokens.tokenizer import get_tokenizer
 tok = get_tokenizer("cl100k_base"); tok.count("warm the encoding")
 t0 = time.process_time()
 from jitctx.workspace import Workspace

@@ -59,7 +59,7 @@ from jitctx.errors import PathError  # noqa: E402
 from jitctx.refs import Diff, Excerpt, Unchanged  # noqa: E402
 from jitctx.render import render_text  # noqa: E402
 from jitctx.sources import Message, ToolCall  # noqa: E402
-from jitctx.tokens import get_tokenizer  # noqa: E402
+from jitctx.tokens.tokenizer import get_tokenizer  # noqa: E402
 
 MIRROR = "/work/.mirror/redis+redis/repo"
 
@@ -139,7 +139,7 @@ SCRIPT: list[tuple] = [
 def _lines(root: Path, path: str) -> list[str]:
     """The file's lines now, as head shows them (decoded, cut, redacted): what a read must rebuild."""
     from jitctx.peek import file_lines
-    from jitctx.redact import redact_lines
+    from jitctx.text.redact import redact_lines
 
     return redact_lines(file_lines((root / path).read_bytes()).lines)[0]
 

@@ -130,7 +130,7 @@ def main() -> None:
 
     run([jitctx(), "symbols", "main"], repo, env)  # the warm index for what follows
     target = args.file or longest_python(repo)
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     count = get_tokenizer().count
     outline_text = run([jitctx(), "outline", target], repo, env)

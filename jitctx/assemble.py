@@ -35,7 +35,7 @@ from typing import Any
 from .errors import QueryError
 from .query import check_count
 from .sources import Message, Source, item_text
-from .tokens import fit_lines
+from .tokens.tokenizer import fit_lines
 from .window import Context, Cut, Eviction, Section
 
 __all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget"]
@@ -373,7 +373,7 @@ def assemble(
     budget = check_budget(budget)
     available = cfg.available(budget)
     if tokenizer is None:
-        from .tokens import get_tokenizer
+        from .tokens.tokenizer import get_tokenizer
 
         tokenizer = get_tokenizer()
     tok = tokenizer

@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from .cache import open_untrusted
+from .cache.folders import open_untrusted
 
 __all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
 
@@ -225,9 +225,9 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             return tick
 
         _write(status, {"pid": os.getpid(), "phase": "words", "done": 0, "total": 0, "updated": time.time()})
-        from .code.store import StoreUnavailable
-        from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
-        from .repo import Repo, find_root
+        from .cache.store import StoreUnavailable
+        from .repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+        from .repo.universe import Repo, find_root
         from .structure import CodeIndex
 
         repo = Repo(find_root(root))  # as a Workspace of ``root`` finds it: the same index

@@ -15,11 +15,11 @@ from operator import itemgetter
 from pathlib import Path
 
 from .errors import JitctxError
-from .match import compile_glob, glob_suffix, has_glob_chars
-from .policy import PathPolicy
 from .query import FindQuery
 from .refs import FileRef, Result, file_ref
-from .repo import Repo
+from .repo.policy import PathPolicy
+from .repo.universe import Repo
+from .text.globs import compile_glob, glob_suffix, has_glob_chars
 
 __all__ = ["find"]
 

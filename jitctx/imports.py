@@ -19,7 +19,7 @@ from dataclasses import dataclass
 
 from .errors import PathError
 from .instructions import Candidate, examine
-from .policy import Opener, PathPolicy
+from .repo.policy import Opener, PathPolicy
 
 __all__ = ["MAX_DEPTH", "MAX_IMPORTS", "Imported", "references", "resolve"]
 

@@ -23,9 +23,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .errors import QueryError
-from .policy import DeniedLink, Opener
-from .redact import Finding, redact_lines
-from .text import decode, is_binary, split_lines
+from .repo.policy import DeniedLink, Opener
+from .text.lines import decode, is_binary, split_lines
+from .text.redact import Finding, redact_lines
 
 __all__ = [
     "DEFAULT_FALLBACKS",

@@ -28,8 +28,8 @@ import threading
 import time
 from pathlib import Path
 
-from . import gitcmd
 from .errors import RepoError
+from .repo import gitcmd
 
 TYPE_CHECKING = False  # as typing's (no typing import on the server's start)
 if TYPE_CHECKING:
@@ -314,7 +314,7 @@ class LiveListing:
 
     def _ls_untracked(self, specs: list[str]) -> list[str]:
         """git's untracked-not-ignored paths under ``specs`` (all of them when empty)."""
-        from . import listing
+        from .repo import listing
 
         if specs:
             return self._git(["ls-files", "-z", "--others", "--exclude-standard", "--", *specs])

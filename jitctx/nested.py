@@ -22,11 +22,11 @@ from collections.abc import Callable
 from .errors import QueryError
 from .hints import call
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
-from .policy import PathPolicy
-from .redact import redaction_note
 from .refs import Delivered, mtime_of
+from .repo.policy import PathPolicy
 from .rules import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules
-from .tokens import Tokenizer, fit_lines
+from .text.redact import redaction_note
+from .tokens.tokenizer import Tokenizer, fit_lines
 
 __all__ = ["NESTED_TOKENS", "NestedInstructions"]
 

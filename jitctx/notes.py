@@ -41,7 +41,7 @@ VERSION = 1
 
 def notes_file(root: str, cache: str | None = None) -> str:
     """Where the notes of ``root`` live (beside the code index, in ``notes/``)."""
-    from .cache import index_file
+    from .cache.folders import index_file
 
     index = index_file(root, cache)  # <cache>/index/<name>-<digest>.sqlite
     return os.path.join(os.path.dirname(os.path.dirname(index)), "notes", os.path.basename(index)[: -len(".sqlite")] + ".json")

@@ -29,12 +29,12 @@ from typing import Any
 
 from .hints import call
 from .instructions import Candidate, Loaded, count_memo, list_dir, pick_instruction, pick_readme
-from .policy import PathPolicy
 from .query import check_count
-from .redact import redaction_note
 from .refs import Delivered, mtime_of
+from .repo.policy import PathPolicy
 from .rules import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules
-from .tokens import Tokenizer, fit_lines
+from .text.redact import redaction_note
+from .tokens.tokenizer import Tokenizer, fit_lines
 
 __all__ = ["Covered", "Preload", "PreloadFile", "preload"]
 

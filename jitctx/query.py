@@ -325,7 +325,7 @@ class SearchQuery(Query):
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> SearchQuery:
-        from .match import compile_glob
+        from .text.globs import compile_glob
 
         pattern = values["pattern"]
         if not isinstance(pattern, str):

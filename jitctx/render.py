@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from .hints import call
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
-from .text import show_name
+from .text.lines import show_name
 
 __all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
 

@@ -65,7 +65,7 @@ class Now:
     def lines(self) -> list[str]:
         if self._lines is None:
             from .peek import file_lines
-            from .redact import redact_lines
+            from .text.redact import redact_lines
 
             got = file_lines(self._data)
             shown, _, _ = redact_lines(got.lines)
@@ -114,7 +114,7 @@ class Rereads:
         read itself then says why, or reads it as usual: binary, over 8 MiB). A file the
         session was shown and that is gone since is an error that says so."""
         from .errors import JitctxError, PathError
-        from .text import is_binary
+        from .text.lines import is_binary
 
         at = time.time_ns()
         try:
@@ -214,7 +214,7 @@ class Rereads:
     def _lines(self, q, now: Now, a: int, b: int, carry: Known, seen: Seen | None, changed: bool, ignored: bool, said: str | None = None, *, tool: str | None = None) -> Answer:
         """Lines ``a``-``b`` of ``now`` as an excerpt with head's notices and the redactions in them."""
         from .peek import Span, excerpt_result
-        from .redact import Finding, redaction_note
+        from .text.redact import Finding, redaction_note
 
         new = now.lines()
         lines = new[a - 1 : b] if a <= b else []

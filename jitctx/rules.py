@@ -24,8 +24,8 @@ from pathlib import Path
 
 from .errors import JitctxError, QueryError
 from .instructions import Candidate, examine
-from .match import compile_glob
-from .policy import PathPolicy
+from .repo.policy import PathPolicy
+from .text.globs import compile_glob
 
 __all__ = [
     "FORMATS",

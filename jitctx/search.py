@@ -22,13 +22,13 @@ from . import cancel
 from ._backends import Spec
 from ._backends.scope import Scope, SearchBackend
 from .errors import PathError, QueryError
-from .match import compile_glob
-from .policy import Opener, PathPolicy
 from .query import SearchQuery
-from .redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
 from .refs import LineRef, Result, Skipped, file_ref, mtime_of
-from .repo import Repo
-from .text import clean_line, decode, split_lines
+from .repo.policy import Opener, PathPolicy
+from .repo.universe import Repo
+from .text.globs import compile_glob
+from .text.lines import clean_line, decode, split_lines
+from .text.redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
 
 __all__ = ["LONG_LINE", "around_match", "search"]
 

@@ -37,14 +37,14 @@ from pathlib import Path
 
 from . import __version__, calls, endpoint, procs, servers
 from .adapters import cli
-from .cache import what_is_at
+from .cache.folders import what_is_at
 from .call import Caller
 from .calls import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .livelist import LiveListing
-    from .tokens import ContentCounts
+    from .tokens.tokenizer import ContentCounts
 
 __all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "MAX_SESSIONS", "Server", "control", "main", "serve"]
 
@@ -114,12 +114,12 @@ class Server:
     def workspace(self, session: str, record: bool):
         """A fresh Workspace per call (``record`` as the CLI asks), or the session's own,
         kept across its calls (it records: its ledger is the session)."""
-        from .repo import Repo
+        from .repo.universe import Repo
         from .workspace import Workspace
 
         repo = Repo(Path(self.root), live=self.live)
         if self._counts is None:
-            from .tokens import DEFAULT_ENCODING, ContentCounts, get_tokenizer
+            from .tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, get_tokenizer
 
             self._counts = ContentCounts(DEFAULT_ENCODING, lambda: get_tokenizer(DEFAULT_ENCODING), root=self.root)
         if not session:
@@ -234,7 +234,7 @@ class Server:
 
     def _stop_build(self) -> None:
         from .build import stop
-        from .cache import index_file
+        from .cache.folders import index_file
 
         try:
             pid = stop(index_file(self.root))
@@ -284,7 +284,7 @@ class Server:
     def _keep_listing(self) -> None:
         """Start the listing kept in memory (a git work tree on Linux; else calls list afresh)."""
         from .livelist import LiveListing
-        from .repo import Repo
+        from .repo.universe import Repo
 
         repo = Repo(Path(self.root))
         if repo.git is None or not sys.platform.startswith("linux") or os.environ.get("JITCTX_SERVER_LISTING") == "0":
@@ -494,7 +494,7 @@ class Server:
         from . import find, peek, preload, render, search, structure, workspace  # noqa: F401
         from .adapters import cliview  # noqa: F401
         from .code import outline, parse  # noqa: F401
-        from .tokens import get_tokenizer
+        from .tokens.tokenizer import get_tokenizer
 
         parse.warm()
         get_tokenizer().count("warm")
@@ -648,7 +648,7 @@ def main(argv: list[str]) -> int:
 def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None, slot: int | None = None) -> int:
     """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it).
     ``slot``: a start slot's locked descriptor (``client._BOOT``), closed once warm."""
-    from .repo import find_root
+    from .repo.universe import find_root
 
     server = Server(str(find_root(root)), idle=idle)
     server.slot = slot
@@ -657,7 +657,7 @@ def serve(root: str | None, *, idle: float | None = None, spawned: str | None = 
 
 def control(root: str | None, what: str, *, as_json: bool = False) -> int:
     """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
-    from .repo import find_root
+    from .repo.universe import find_root
 
     real = str(find_root(root))
     folder = endpoint.run_dir(os.environ, make=False)

@@ -33,7 +33,7 @@ class Unusable(Exception):
 def private_file(path: str, *, create: bool) -> int:
     """Open a file of the run folder as untrusted (``cache.open_untrusted``), read and
     write; raises ``Unusable`` naming what is there."""
-    from .cache import open_untrusted
+    from .cache.folders import open_untrusted
 
     try:
         return open_untrusted(path, os.O_RDWR | (os.O_CREAT if create else 0))
@@ -238,7 +238,7 @@ def _rows_text(rows: list[dict]) -> str:
 def _scope(root: str | None) -> str | None:
     if root is None:
         return None
-    from .repo import find_root
+    from .repo.universe import find_root
 
     return str(find_root(root))
 

@@ -20,11 +20,11 @@ import sys
 import time
 from dataclasses import replace
 
-from .cache import index_file
+from .cache.folders import index_file
 from .errors import PathError, QueryError
 from .hints import call
 from .refs import Result, mtime_of
-from .text import is_binary
+from .text.lines import is_binary
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
@@ -33,8 +33,8 @@ if TYPE_CHECKING:
 
     from .code.index import Index
     from .code.rows import Definition, Lookup, RefreshStats
-    from .policy import PathPolicy
-    from .repo import Repo
+    from .repo.policy import PathPolicy
+    from .repo.universe import Repo
 
 __all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
@@ -217,14 +217,14 @@ class CodeIndex:
         return self.last
 
     def _recall(self, blobs: list[str]) -> dict[str, bytes]:
-        from . import gitcmd
+        from .repo import gitcmd
 
         return gitcmd.blobs(self.repo.root, blobs) if self.repo.is_git else {}
 
     def _keeps(self) -> Callable[[str, str], bool] | None:
         """Whether git holds a file's content as the blob the index names (its words need
         not be kept: ``_recall`` tells them again); asked once by a large refresh."""
-        from . import gitcmd
+        from .repo import gitcmd
 
         if not self.repo.is_git:
             return None

@@ -17,12 +17,12 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import wraps
 
-from .policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
-from .redact import redact_result
 from .refs import Result
-from .repo import Repo, find_root
-from .tokens import DEFAULT_ENCODING, ContentCounts, Tokenizer
+from .repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+from .repo.universe import Repo, find_root
+from .text.redact import redact_result
+from .tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
@@ -54,7 +54,7 @@ def _one_call(method):
 class Workspace:
     """A served repository: ``glob``, ``grep``, ``head``, ``tail``, ``preload``...
 
-    ``root``: see :func:`jitctx.repo.find_root` (or pass an open ``repo``).
+    ``root``: see :func:`jitctx.repo.universe.find_root` (or pass an open ``repo``).
     ``deny``/``allow``: basename
     globs for the deny list. ``max_tokens``: default cap on every primitive's
     rendered output (``None``: item limits only). ``tokenizer``: any object with
@@ -62,7 +62,7 @@ class Workspace:
     ``record=False``: a one-call Workspace (the CLI's): what it delivers is not
     recorded, since no later call of its session could be told it went stale
     (the ledger, and the file hashes it takes, are skipped). ``content_counts``:
-    a :class:`jitctx.tokens.ContentCounts` to share (the server's, one for all
+    a :class:`jitctx.tokens.tokenizer.ContentCounts` to share (the server's, one for all
     its calls: the count store opened once). ``rereads`` (a recording session
     only): a head, tail or outline of content this session was shown and that
     is unchanged answers with a short note, only the lines not yet shown, or for
@@ -160,7 +160,7 @@ class Workspace:
     def tokenizer(self) -> Tokenizer:
         """Loaded on first use (~150 ms), then shared."""
         if self._tokenizer is None:
-            from .tokens import get_tokenizer
+            from .tokens.tokenizer import get_tokenizer
 
             self._tokenizer = get_tokenizer(self.encoding)
         return self._tokenizer
@@ -401,8 +401,8 @@ class Workspace:
         """
         from .locate import locate, to_result
         from .query import LocateQuery
-        from .redact import redact_text
         from .refs import mtime_of
+        from .text.redact import redact_text
 
         started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
@@ -560,9 +560,9 @@ class Workspace:
         as read. For ``context_for_task``: one open per file instead of a ``head`` per region."""
         import time
 
-        from .redact import Finding, redaction_note
         from .refs import Excerpt
         from .rereads import READ_LIMIT, Now
+        from .text.redact import Finding, redaction_note
 
         at = time.time_ns()
         target = self.policy.resolve(path, want="file")

@@ -426,7 +426,7 @@ def test_non_additive_tokenizer_still_fits_the_budget():
 
 
 def test_real_tokenizer_total_equals_the_count_of_the_whole_text():
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     tok = get_tokenizer()
     hist, _ = history_sources(
@@ -452,7 +452,7 @@ def test_real_tokenizer_total_equals_the_count_of_the_whole_text():
 
 
 def test_real_tokenizer_cut_fits_and_keeps_whole_lines():
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     tok = get_tokenizer()
     text = "".join(f"- rule {n}: keep functions small and named ☃\n" for n in range(300))

@@ -540,7 +540,7 @@ def test_issue_16_the_remembered_answer_follows_the_ignore_files_and_the_index(w
 
 
 def test_rg_skips_only_the_deny_globs_that_mean_the_same_to_it_and_no_allow_rescues():
-    from jitctx.policy import DEFAULT_ALLOW, DEFAULT_DENY
+    from jitctx.repo.policy import DEFAULT_ALLOW, DEFAULT_DENY
 
     assert rg_mod.deny_globs(DEFAULT_DENY, DEFAULT_ALLOW) == [".env", "*.pem", "*.key", "*.p12", ".netrc"]  # .env.* and id_rsa* can be rescued
     assert rg_mod.deny_globs(DEFAULT_DENY, ()) == list(DEFAULT_DENY)
@@ -558,7 +558,7 @@ def test_a_rescued_deny_glob_is_still_held_by_the_policy(ws, repo):
 
 
 def test_rg_remembers_the_tracked_listing_while_the_index_holds(ws, repo, monkeypatch):
-    from jitctx import gitcmd
+    from jitctx.repo import gitcmd
 
     repo.write(".gitignore", "*.log\n")
     repo.write("keep.log", "needle\n")

@@ -16,7 +16,7 @@ from pathlib import Path
 import pytest
 
 from jitctx import Workspace, build
-from jitctx.cache import index_file
+from jitctx.cache.folders import index_file
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="posix_spawn, flock")
 
@@ -200,7 +200,7 @@ def test_issue_23_a_store_that_cannot_be_written_stops_the_builder_and_is_said(m
     # a full disk: the builder's first commit fails; it stops at once (no index built in memory
     # to be thrown away), leaves why, no builder starts again for a while, and the answers say so
     import jitctx.code.refresh as R
-    from jitctx.code.store import Transaction
+    from jitctx.cache.store import Transaction
 
     class Full(Transaction):
         def __enter__(self):
@@ -249,7 +249,7 @@ def test_issue_23_a_big_tree_without_index_is_not_even_listed_before_the_first_p
 
 
 def test_issue_23_git_index_count_is_the_tracked_files(make_repo):
-    from jitctx.repo import Repo
+    from jitctx.repo.universe import Repo
 
     repo = big_repo(make_repo, files=40)
     tracked = subprocess.run(["git", "ls-files"], cwd=repo.root, capture_output=True, text=True, check=True).stdout.splitlines()

@@ -55,7 +55,8 @@ def test_issue_35_a_call_for_another_root_is_handed_back_with_nothing_written(re
 
 
 def test_issue_35_the_server_swaps_no_process_stream_and_sets_no_global():
-    from jitctx import calls, repo, server
+    from jitctx import calls, server
+    from jitctx.repo import universe as repo
 
     assert not hasattr(repo, "CALLER_CWD") and not hasattr(cli, "_CALLER") and not hasattr(cli, "Elsewhere")
     assert not hasattr(calls, "Switch") and not hasattr(server.Server, "_install_streams")

@@ -10,7 +10,7 @@ import pytest
 from test_build import big_repo, wait_built
 
 from jitctx import Workspace, build, structure
-from jitctx.cache import index_file
+from jitctx.cache.folders import index_file
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="posix_spawn, flock")
 

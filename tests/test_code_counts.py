@@ -1,4 +1,4 @@
-"""The cross-process token-count cache (jitctx.code.counts)."""
+"""The cross-process token-count cache (jitctx.tokens.counts)."""
 
 from __future__ import annotations
 
@@ -11,7 +11,7 @@ import sys
 
 import pytest
 
-from jitctx.code.counts import COUNTS_FILE, TokenCounts
+from jitctx.tokens.counts import COUNTS_FILE, TokenCounts
 
 
 def key(text: str) -> bytes:
@@ -134,7 +134,7 @@ def test_a_fresh_process_answers_without_the_tokenizer(cache):
     counts.close()
     script = (
         "import json, sys\n"
-        "from jitctx.code.counts import TokenCounts\n"
+        "from jitctx.tokens.counts import TokenCounts\n"
         f"c = TokenCounts.open({cache!r})\n"
         f"n = c.get({key('seen before')!r}, 'cl100k_base')\n"
         "print(json.dumps([n, sorted(m for m in sys.modules if m.split('.')[0] in ('tiktoken', 'tree_sitter', 'jitctx'))]))\n"
@@ -142,10 +142,4 @@ def test_a_fresh_process_answers_without_the_tokenizer(cache):
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     n, modules = json.loads(out)
     assert n == 2
-    assert modules == [
-        "jitctx",
-        "jitctx.cache",
-        "jitctx.code",
-        "jitctx.code.counts",
-        "jitctx.code.store",
-    ]
+    assert modules == ["jitctx", "jitctx.cache", "jitctx.cache.folders", "jitctx.cache.store", "jitctx.tokens", "jitctx.tokens.counts"]

@@ -18,8 +18,8 @@ import time
 
 import pytest
 
+from jitctx.cache import store
 from jitctx.code import refresh as refresh_mod
-from jitctx.code import store
 from jitctx.code.index import Index, index_file
 from jitctx.code.rows import SCHEMA_VERSION, Definition
 from jitctx.code.testpaths import is_test_path

@@ -299,7 +299,7 @@ def test_the_report_as_json():
 
 def test_counts_agree_with_what_the_assembler_admits():
     """With the real tokenizer: a budget of the protected sources + the [History] header + tokens_after keeps every group; one less does not."""
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     tok = get_tokenizer()
     code = "def main():\n    return retry(3)\n\n\n" * 30

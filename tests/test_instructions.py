@@ -8,7 +8,7 @@ import pytest
 
 from jitctx import instructions as ins
 from jitctx.errors import QueryError
-from jitctx.policy import Opener
+from jitctx.repo.policy import Opener
 
 
 def test_check_fallbacks():

@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jitctx.livelist import LiveListing
-from jitctx.repo import Repo
+from jitctx.repo.universe import Repo
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="native folder events (inotify) are Linux's")
 

@@ -7,7 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jitctx.errors import QueryError
-from jitctx.match import DenyRules, compile_glob, entries_containing, expand_braces, glob_suffix, literal_run
+from jitctx.text.globs import DenyRules, compile_glob, entries_containing, expand_braces, glob_suffix, literal_run
 
 
 @pytest.mark.parametrize(

@@ -213,7 +213,7 @@ def test_issue_2_max_tokens_cut_leaves_one_read_on_notice(ws):
 
 def test_issue_2_max_tokens_holds_with_large_nested_instructions(repo):
     from jitctx.render import render_text
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     repo.write("src/util/AGENTS.md", "".join(f"rule {i}: keep helpers pure and small\n" for i in range(300)))
     real = Workspace(repo.root)
@@ -246,7 +246,7 @@ def test_issue_2_a_file_named_tilde_is_served(repo, ws):
 @pytest.mark.parametrize("n", [5, 40, 200])
 def test_issue_2_head_and_tail_fit_max_tokens_with_their_notices(repo, n):
     from jitctx.render import render_text
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     repo.write("long.md", "".join(f"line {i}: some words to make it longer than it needs\n" for i in range(3000)))
     ws = Workspace(repo.root)

@@ -4,7 +4,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jitctx.peek import read_head, read_tail
-from jitctx.text import decode, split_lines
+from jitctx.text.lines import decode, split_lines
 
 line = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00"), max_size=30)
 files = st.lists(st.tuples(line, st.sampled_from(["\n", "\r\n"])), max_size=40).flatmap(

@@ -5,7 +5,7 @@ import os
 import pytest
 
 from jitctx.errors import PathError, QueryError
-from jitctx.policy import PathPolicy
+from jitctx.repo.policy import PathPolicy
 
 
 @pytest.fixture

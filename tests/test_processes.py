@@ -24,7 +24,7 @@ import pytest
 from hostile_support import subprocess_env
 
 from jitctx import __version__, build, endpoint, procs
-from jitctx.cache import index_file
+from jitctx.cache.folders import index_file
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, SO_PEERCRED, flock"),

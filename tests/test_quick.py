@@ -16,9 +16,9 @@ import pytest
 from jitctx import locate as L
 from jitctx import quick as Q
 from jitctx.errors import QueryError
-from jitctx.policy import PathPolicy
 from jitctx.refs import mtime_of
-from jitctx.repo import Repo, find_root
+from jitctx.repo.policy import PathPolicy
+from jitctx.repo.universe import Repo, find_root
 
 
 class Reader:

@@ -1,7 +1,7 @@
 """Redaction of unmistakable secrets: private-key blocks and well-known token formats."""
 
 from jitctx import Workspace
-from jitctx.redact import Finding, redact_lines, redact_text
+from jitctx.text.redact import Finding, redact_lines, redact_text
 
 KEY = "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmU=\nAAAAAAAAAAABAAAAMwAAAAtzc2gtZWQy\n-----END OPENSSH PRIVATE KEY-----\n"
 GH = "ghp_" + "A1b2" * 9

@@ -5,7 +5,7 @@ import subprocess
 import pytest
 
 from jitctx.errors import RepoError
-from jitctx.repo import Repo, find_root
+from jitctx.repo.universe import Repo, find_root
 
 UNIVERSE = {
     ".env",
@@ -276,7 +276,7 @@ def _dominant_src(repo):
 
 
 def test_walk_groups_split_a_dominant_folder_but_not_an_ignored_one_or_a_nested_repository(repo):
-    from jitctx.listing import walk_groups
+    from jitctx.repo.listing import walk_groups
 
     _dominant_src(repo)
     groups = walk_groups(repo.root, 2)
@@ -291,7 +291,7 @@ def test_walk_groups_split_a_dominant_folder_but_not_an_ignored_one_or_a_nested_
 
 
 def test_a_balanced_walk_lists_what_one_unsplit_walk_lists(repo, monkeypatch):
-    from jitctx import listing
+    from jitctx.repo import listing
 
     _dominant_src(repo)
     one = subprocess.run(["git", "ls-files", "-z", "--cached", "--others", "--exclude-standard"], cwd=repo.root, capture_output=True, check=True)
@@ -390,7 +390,7 @@ def _random_tree(repo, seed: int) -> None:
 
 @pytest.mark.parametrize("seed", range(6))
 def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_repo, monkeypatch, seed):
-    from jitctx import listing
+    from jitctx.repo import listing
 
     repo = make_repo("basic")
     _random_tree(repo, seed)
@@ -407,7 +407,7 @@ def test_split_and_scoped_listings_equal_one_git_listing_on_random_layouts(make_
 
 
 def test_a_flat_folder_of_many_entries_is_walked_whole(repo):
-    from jitctx.listing import MAX_UNITS, walk_groups
+    from jitctx.repo.listing import MAX_UNITS, walk_groups
 
     for i in range(MAX_UNITS + 1):
         repo.write(f"flat/f{i}.txt", "x\n")

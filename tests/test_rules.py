@@ -153,7 +153,7 @@ def test_issue_34_glob_meaning_per_format(tmp_path):
     (tmp_path / ".claude" / "rules" / "a.md").write_text('---\npaths: "*.md"\n---\nclaude\n')
     (tmp_path / ".cursor" / "rules").mkdir(parents=True)
     (tmp_path / ".cursor" / "rules" / "a.mdc").write_text("---\nglobs: *.md\n---\ncursor\n")
-    from jitctx.policy import PathPolicy
+    from jitctx.repo.policy import PathPolicy
 
     claude, cursor = rules.find_rules(PathPolicy(tmp_path), rules.FORMATS).rules
     assert claude.matches("README.md") and not claude.matches("docs/x.md")

@@ -233,7 +233,7 @@ def test_default_grep_does_not_load_the_tokenizer_and_max_tokens_does(repo):
 
 
 def test_python_backend_reports_unreadable_files_and_goes_on(repo, monkeypatch):
-    from jitctx.policy import Opener
+    from jitctx.repo.policy import Opener
 
     real = Opener.open
 

@@ -146,7 +146,7 @@ def test_issue_29_hash_and_lines_come_from_one_read(make_repo, monkeypatch):
     """A writer right after each read of a call: what the answers say stays true of the bytes."""
     from session_model import Memory
 
-    from jitctx.policy import Opener
+    from jitctx.repo.policy import Opener
 
     repo, w = _ws(make_repo, "".join(f"1111 {i}\n" for i in range(1, 51)))
     path = repo.root / "f.py"

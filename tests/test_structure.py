@@ -175,7 +175,7 @@ def test_grep_content_matches_carry_their_symbol(code, capsys, monkeypatch):
 
 
 def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):
-    from jitctx.cache import index_file
+    from jitctx.cache.folders import index_file
 
     where = index_file(code.root)
     res = _ws(code).grep("return lift", mode="content")  # parsed here: no index is built for a grep

@@ -1,6 +1,6 @@
 """Text rules: the binary probe, decoding, line splitting, names in text output."""
 
-from jitctx.text import decode, is_binary, normalize, show_name, split_lines, trim_partial
+from jitctx.text.lines import decode, is_binary, normalize, show_name, split_lines, trim_partial
 
 
 def test_binary_is_a_nul_in_the_first_8_kib():

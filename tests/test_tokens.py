@@ -5,7 +5,7 @@ import socket
 import pytest
 
 from jitctx.errors import TokenizerError
-from jitctx.tokens import TiktokenTokenizer, Tokenizer, fit_lines, get_tokenizer
+from jitctx.tokens.tokenizer import TiktokenTokenizer, Tokenizer, fit_lines, get_tokenizer
 
 
 @pytest.fixture
@@ -140,7 +140,7 @@ def test_issue_16_a_head_of_content_counted_before_loads_no_tokenizer(tmp_path):
 
 
 def test_issue_16_content_counts_are_per_encoding_and_never_kept_in_the_repository(tmp_path, monkeypatch):
-    from jitctx.tokens import ContentCounts, content_key
+    from jitctx.tokens.tokenizer import ContentCounts, content_key
 
     calls = []
 

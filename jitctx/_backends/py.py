@@ -24,7 +24,7 @@ import errno
 
 from ..errors import QueryError
 from ..refs import Skipped
-from ..text import BINARY_PROBE, decode, is_binary, strip_bom
+from ..text.lines import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .scope import Scope, SearchBackend
 

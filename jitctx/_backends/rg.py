@@ -36,9 +36,9 @@ from collections.abc import Callable
 from pathlib import Path
 
 from ..errors import BackendError, QueryError
-from ..match import DenyRules
 from ..refs import Skipped
-from ..text import BINARY_PROBE, decode, is_binary, strip_bom
+from ..text.globs import DenyRules
+from ..text.lines import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .rgwalk import Extras, tracked_extras
 from .scope import Scope, SearchBackend

@@ -396,7 +396,7 @@ def _workspace(args, caller: Caller):
 
 def _root(args, caller: Caller):
     """The root the call names, resolved from the caller's working directory."""
-    from ..repo import find_root
+    from ..repo.universe import find_root
 
     return find_root(args.root, cwd=caller.cwd)
 
@@ -419,7 +419,7 @@ def _elsewhere(args, caller: Caller) -> str | None:
 def _cwd(caller: Caller):
     from pathlib import Path
 
-    from ..repo import working_directory
+    from ..repo.universe import working_directory
 
     return (Path(caller.cwd) if caller.cwd is not None else working_directory()).resolve()
 
@@ -885,7 +885,7 @@ def _take_early(early, args):
     """The early listing's Repo when the real arguments name its root, else ``None``
     (its listing stopped). A listing for other arguments is stopped by the Repo itself."""
     from ..errors import JitctxError
-    from ..repo import find_root
+    from ..repo.universe import find_root
 
     try:
         same = args.command == "glob" and find_root(args.root) == early.root
@@ -903,8 +903,8 @@ def _prefetch(pattern: str, path: str, root: str | None, include_ignored: bool, 
     from pathlib import Path
 
     from ..errors import JitctxError
-    from ..match import glob_suffix
-    from ..repo import Repo, find_root
+    from ..repo.universe import Repo, find_root
+    from ..text.globs import glob_suffix
 
     try:
         repo = Repo(find_root(root))

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..text import decode, is_binary, strip_bom
+from ..text.lines import decode, is_binary, strip_bom
 from . import words
 from .outline import outline
 from .parse import language_for

@@ -17,8 +17,8 @@ import hashlib
 import marshal
 from typing import TYPE_CHECKING
 
+from ..cache.store import Transaction
 from .rows import RefreshStats
-from .store import Transaction
 
 if TYPE_CHECKING:
     import sqlite3

@@ -41,9 +41,9 @@ import zlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from ..cache.store import Transaction
 from . import listing
 from .rows import CONTENT_SKIPS, RefreshStats
-from .store import Transaction
 from .testpaths import is_test_path
 from .words import path_terms
 

@@ -74,7 +74,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
             tools = {t.name: t for t in listed.tools}
             assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes"]
             assert all(t.annotations.read_only_hint is (name != "notes") for name, t in tools.items())  # notes writes (outside the tree)
-            from jitctx.tokens import get_tokenizer
+            from jitctx.tokens.tokenizer import get_tokenizer
 
             listing = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools])
             assert get_tokenizer().count(listing) < 2000  # the whole tool list (issue 13)

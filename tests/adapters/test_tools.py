@@ -152,7 +152,7 @@ def test_descriptions_follow_template_and_examples_validate():
 
 
 def test_tool_list_under_2000_tokens():
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     count = get_tokenizer().count
     for fmt in FORMATS:

@@ -18,11 +18,11 @@ import threading
 from collections import OrderedDict
 from collections.abc import Callable, Sequence
 
-from .errors import TokenizerError
+from ..errors import TokenizerError
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call
 if TYPE_CHECKING:
-    from .code.counts import TokenCounts
+    from .counts import TokenCounts
 
 __all__ = ["DEFAULT_ENCODING", "ContentCounts", "TiktokenTokenizer", "Tokenizer", "content_key", "fit_lines", "get_tokenizer"]
 
@@ -179,7 +179,7 @@ class ContentCounts(Tokenizer):
     def _counts(self) -> TokenCounts:
         with self._lock:
             if self._store is None:
-                from .code.counts import TokenCounts
+                from .counts import TokenCounts
 
                 self._store = TokenCounts.open(forbid_under=self._root)
                 self.notice = self._store.notice

@@ -22,7 +22,7 @@ import os
 import re
 import subprocess
 
-from .errors import RepoError
+from ..errors import RepoError
 
 __all__ = [
     "GIT_TIMEOUT",

@@ -19,7 +19,7 @@ from __future__ import annotations
 import os
 import sqlite3
 
-from ..cache import cache_dir
+from .folders import cache_dir
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~2 ms of a one-shot head
 if TYPE_CHECKING:

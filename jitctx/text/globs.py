@@ -18,7 +18,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from .errors import QueryError
+from ..errors import QueryError
 
 __all__ = [
     "MAX_EXPANSIONS",

@@ -21,7 +21,7 @@ import os
 import sqlite3
 import threading
 
-from . import store
+from ..cache import store
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~2 ms of a one-shot head
 if TYPE_CHECKING:

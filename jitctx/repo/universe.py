@@ -18,14 +18,14 @@ import stat
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import RepoError
 from . import gitcmd, listing
-from .errors import RepoError
 from .listing import Listing
 from .policy import read_small
 
 TYPE_CHECKING = False  # as typing's, without importing typing (start-up)
 if TYPE_CHECKING:
-    from .livelist import LiveListing
+    from ..livelist import LiveListing
 
 __all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
 

@@ -248,7 +248,7 @@ def redact_result(result) -> None:
     path and line (or the note)."""
     from dataclasses import replace
 
-    from .refs import Excerpt, LineRef
+    from ..refs import Excerpt, LineRef
 
     notes: list[str] = []
     items = []

@@ -21,9 +21,9 @@ import time
 from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
-from .errors import PathError, QueryError
-from .hints import call
-from .match import DenyRules
+from ..errors import PathError, QueryError
+from ..hints import call
+from ..text.globs import DenyRules
 
 __all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "DeniedLink", "Opener", "PathPolicy", "Target", "read_small"]
 

@@ -17,8 +17,8 @@ import subprocess
 from collections.abc import Iterator
 from pathlib import Path
 
+from ..errors import RepoError
 from . import gitcmd
-from .errors import RepoError
 
 __all__ = ["LARGE_INDEX", "MAX_UNITS", "WALKERS", "Listing", "walk_groups"]
 
