@@ -60,15 +60,17 @@ class Caller:
     @classmethod
     def here(cls) -> Caller:
         """A call in this process: its own stdout and stderr (``/dev/null`` for one
-        started closed, ``>&-``), directory and terminal."""
-        for name in ("stdout", "stderr"):
-            if getattr(sys, name) is None:  # started with the stream closed: write nowhere, quietly
-                setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
-        return cls(sys.stdout, sys.stderr)
+        started closed, ``>&-``: written nowhere, quietly), directory and terminal."""
+        out, err = sys.stdout, sys.stderr
+        return cls(out if out is not None else _nowhere(), err if err is not None else _nowhere())
 
     def width(self) -> int:
         """The width usage and help text wrap at."""
         return self.columns if self.columns is not None else terminal_columns()
+
+
+def _nowhere() -> TextIO:
+    return open(os.devnull, "w")  # noqa: SIM115 - lives as long as the process
 
 
 def terminal_columns() -> int:

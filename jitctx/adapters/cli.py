@@ -111,6 +111,12 @@ class _Parser(argparse.ArgumentParser):
     def _get_formatter(self):
         return self.formatter_class(prog=self.prog, width=self._caller().width() - 2)  # type: ignore[call-arg]
 
+    def print_help(self, file=None) -> None:
+        super().print_help(file if file is not None else self._caller().out)
+
+    def print_usage(self, file=None) -> None:
+        super().print_usage(file if file is not None else self._caller().out)
+
     def _print_message(self, message: str, file=None) -> None:
         if message:
             caller = self._caller()
@@ -380,7 +386,8 @@ def _workspace(args, caller: Caller):
     record = args.command == "watch"
     repo = getattr(args, "prefetched", None)
     if caller.workspace is not None:
-        if caller.serves != str(_root(args, caller)):  # a bad root fails here, as a Workspace of it would
+        if caller.serves != getattr(args, "served_root", None):
+            _root(args, caller)  # a bad root fails here, as a Workspace of it would in process
             raise RuntimeError(f"the server of {caller.serves} was asked for another root")  # _main checked it first
         ws = caller.workspace(record)  # the server's: warm listing, the caller's session
     else:
@@ -413,6 +420,7 @@ def _elsewhere(args, caller: Caller) -> str | None:
         real = str(_root(args, caller))
     except JitctxError:
         return None
+    args.served_root = real
     return real if real != caller.serves else None
 
 
