@@ -128,7 +128,7 @@ def _summary(rows: list[dict]) -> dict:
 
 _BUILD = """
 import json, os, resource, sys, time
-from jitctx.build import build_here
+from jitctx.code.build import build_here
 from jitctx.cache.folders import index_file
 root = sys.argv[1]
 path = index_file(root)

@@ -138,7 +138,7 @@ SCRIPT: list[tuple] = [
 
 def _lines(root: Path, path: str) -> list[str]:
     """The file's lines now, as head shows them (decoded, cut, redacted): what a read must rebuild."""
-    from jitctx.peek import file_lines
+    from jitctx.primitives.headtail import file_lines
     from jitctx.text.redact import redact_lines
 
     return redact_lines(file_lines((root / path).read_bytes()).lines)[0]

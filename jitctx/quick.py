@@ -57,10 +57,10 @@ from .code.parse import language_for, warm
 from .code.refresh import MAX_BYTES  # larger files are no candidates: the index leaves them out
 from .code.rows import ascii_lower
 from .locate import Candidate, idf_of
+from .primitives.search import search
 from .query import MAX_LIMIT, SearchQuery
 from .repo.policy import PathPolicy
 from .repo.universe import Repo
-from .search import search
 
 __all__ = ["BUDGET", "MAX_BYTES", "READ_MAX", "quick_locate"]
 

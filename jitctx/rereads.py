@@ -64,7 +64,7 @@ class Now:
 
     def lines(self) -> list[str]:
         if self._lines is None:
-            from .peek import file_lines
+            from .primitives.headtail import file_lines
             from .text.redact import redact_lines
 
             got = file_lines(self._data)
@@ -213,7 +213,7 @@ class Rereads:
 
     def _lines(self, q, now: Now, a: int, b: int, carry: Known, seen: Seen | None, changed: bool, ignored: bool, said: str | None = None, *, tool: str | None = None) -> Answer:
         """Lines ``a``-``b`` of ``now`` as an excerpt with head's notices and the redactions in them."""
-        from .peek import Span, excerpt_result
+        from .primitives.headtail import Span, excerpt_result
         from .text.redact import Finding, redaction_note
 
         new = now.lines()

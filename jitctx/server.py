@@ -233,8 +233,8 @@ class Server:
             pass
 
     def _stop_build(self) -> None:
-        from .build import stop
         from .cache.folders import index_file
+        from .code.build import stop
 
         try:
             pid = stop(index_file(self.root))
@@ -491,9 +491,12 @@ class Server:
         """Before the first call, on the worker thread: what calls import and load, then the
         listing. One thread imports at a time (imports racing on two threads can meet a
         module half made), and no call waits for the tokenizer (~150 ms) or tree-sitter."""
-        from . import find, peek, preload, render, search, structure, workspace  # noqa: F401
         from .adapters import cliview  # noqa: F401
-        from .code import outline, parse  # noqa: F401
+        from .code import (  # noqa: F401
+            outline,
+            parse,
+            structure,  # noqa: F401
+        )
         from .tokens.tokenizer import get_tokenizer
 
         parse.warm()

@@ -28,11 +28,11 @@ TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms C
 if TYPE_CHECKING:
     from typing import TextIO
 
+    from .code.structure import CodeIndex
     from .ledger import Ledger
     from .nested import NestedInstructions
     from .render import View
     from .rereads import Rereads
-    from .structure import CodeIndex
 
 __all__ = ["Refreshed", "Workspace"]
 
@@ -193,7 +193,7 @@ class Workspace:
         ``options``: the other fields of :class:`jitctx.query.FindQuery`
         (``sort``, ``limit``, ``include_ignored``, ``ignore_case``).
         """
-        from .find import find
+        from .primitives.find import find
 
         res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
@@ -207,9 +207,9 @@ class Workspace:
         q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
         if q.symbol is None:
             return self._peek(q, max_tokens)
+        from .code.structure import resolve_file
         from .errors import PathError
         from .query import MAX_LINES
-        from .structure import resolve_file
 
         try:
             rel = resolve_file(self.policy, q.path)
@@ -238,7 +238,7 @@ class Workspace:
         return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
 
     def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
-        from .peek import peek
+        from .primitives.headtail import peek
 
         rr = self._rereads
         now = rr.now(q.path) if rr is not None else None
@@ -263,7 +263,7 @@ class Workspace:
         """An excerpt priced and cut to the token cap, with the call that reads on (past
         ``asked`` when only part of the lines asked for are shown; none past ``until``, a
         definition shown to its end: see ``peek.add_read_on``)."""
-        from .peek import add_read_on, fit_excerpt
+        from .primitives.headtail import add_read_on, fit_excerpt
 
         cap = self._cap(max_tokens)
         if cap is not None:
@@ -283,7 +283,7 @@ class Workspace:
     def code(self) -> CodeIndex:
         """The code-structure index of this repository (opened on first use)."""
         if self._code is None:
-            from .structure import CodeIndex
+            from .code.structure import CodeIndex
 
             with self._lock:
                 if self._code is None:
@@ -298,7 +298,7 @@ class Workspace:
         exact tokens. A file type without a grammar: an empty result whose
         notice says so. In a session, an outline of unchanged content shown before
         is a short note (``force`` lists it again)."""
-        from .structure import resolve_file
+        from .code.structure import resolve_file
 
         q = OutlineQuery.make(path=path, limit=limit, force=force)
         rel = resolve_file(self.policy, q.path)
@@ -333,7 +333,7 @@ class Workspace:
 
     def _build_state(self, code) -> str:
         """Start (or find) the background build; say how far it is."""
-        from . import build
+        from .code import build
 
         index_path = code.index.path
         if index_path is None:
@@ -356,7 +356,7 @@ class Workspace:
         ``before``/``after``/``context``, ``mode``, ``limit``, ``offset``,
         ``include_ignored``, ``backend``, ``timeout``).
         """
-        from .search import search
+        from .primitives.search import search
 
         q = SearchQuery.make(pattern=pattern, path=path, **options)
         res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else _warm_results)
@@ -451,13 +451,13 @@ class Workspace:
     def _plan_index(self, code):
         """How far the code index is from the tree (``build.plan``), with the universe's
         entries when the plan needed them."""
-        from .build import plan
+        from .code.build import plan
 
         return plan(code, code.repo.files, code.entries, stored=code.index.path is not None, estimate=code.repo.tracked_count())
 
     def _building(self, code, plan) -> str:
         """Start (or find) the background build and say what this answer rests on."""
-        from . import build
+        from .code import build
 
         index_path = code.index.path
         if index_path is None:

@@ -7,7 +7,7 @@ import os
 import pytest
 
 from jitctx import PathError, QueryError, Workspace
-from jitctx._backends import rg as rg_mod
+from jitctx.primitives.engines import rg as rg_mod
 
 MTIME = 1_700_000_000.0
 
@@ -271,7 +271,7 @@ def test_path_outside_root_and_denied_file(ws, backend):
 
 
 def test_file_vanishing_mid_search_is_skipped_and_reported(ws, backend, repo, monkeypatch):
-    from jitctx import search
+    from jitctx.primitives import search
 
     real_pick = search.pick_backend
 

@@ -15,8 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from jitctx import Workspace, build
+from jitctx import Workspace
 from jitctx.cache.folders import index_file
+from jitctx.code import build
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="posix_spawn, flock")
 
@@ -61,7 +62,7 @@ def test_issue_23_no_index_answers_at_once_and_builds_in_the_background(make_rep
 def test_issue_23_with_no_index_the_first_answer_stats_no_file(make_repo, monkeypatch):
     # an index that holds too little to answer from is not compared with the tree first:
     # 100k stats (~0.7 s) would come before the first answer for nothing
-    from jitctx.structure import CodeIndex
+    from jitctx.code.structure import CodeIndex
 
     statted: list[int] = []
     real = CodeIndex._entries
@@ -117,7 +118,7 @@ def test_issue_23_one_builder_per_index(make_repo):
     repo = big_repo(make_repo, files=300)
     path = index_file(repo.root)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
-    code = "import sys, time; from jitctx.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
+    code = "import sys, time; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(repo.root), path], env=env) for _ in range(3)]
     codes = sorted(p.wait(timeout=120) for p in procs)
     assert codes.count(0) >= 1 and set(codes) <= {0, 1}
@@ -146,7 +147,7 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
     path = index_file(repo.root)
     env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
     # small batches: a kill lands between commits, and inside one, as often as before them
-    code = "import sys; import jitctx.code.refresh as r; r.BATCH = 16; from jitctx.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
+    code = "import sys; import jitctx.code.refresh as r; r.BATCH = 16; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     rng = random.Random(2323)
     mid_build = 0
     for i in range(50):
@@ -183,7 +184,7 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
 
 
 def test_issue_23_a_cache_that_cannot_be_written_still_answers(make_repo, tmp_path, monkeypatch):
-    import jitctx.build as b
+    import jitctx.code.build as b
 
     repo = big_repo(make_repo, files=300)
     blocker = tmp_path / "a-file"

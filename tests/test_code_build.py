@@ -9,8 +9,9 @@ import sys
 import pytest
 from test_build import big_repo, wait_built
 
-from jitctx import Workspace, build, structure
+from jitctx import Workspace
 from jitctx.cache.folders import index_file
+from jitctx.code import build, structure
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="posix_spawn, flock")
 

@@ -5,7 +5,7 @@ from tests_support import CharTokenizer
 
 from jitctx import Workspace
 from jitctx.errors import PathError, QueryError
-from jitctx.peek import COUNT_LIMIT
+from jitctx.primitives.headtail import COUNT_LIMIT
 
 
 @pytest.fixture
@@ -196,7 +196,7 @@ def test_tail_cost_does_not_read_the_whole_file(repo, ws, monkeypatch):
         def __exit__(self, *exc):
             self.f.close()
 
-    import jitctx.peek as peek
+    import jitctx.primitives.headtail as peek
 
     monkeypatch.setattr(peek, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
     ws.tail("big.txt", 50)

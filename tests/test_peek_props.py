@@ -3,7 +3,7 @@
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jitctx.peek import read_head, read_tail
+from jitctx.primitives.headtail import read_head, read_tail
 from jitctx.text.lines import decode, split_lines
 
 line = st.text(alphabet=st.characters(blacklist_categories=("Cs",), blacklist_characters="\n\r\x00"), max_size=30)

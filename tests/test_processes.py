@@ -23,8 +23,9 @@ from pathlib import Path
 import pytest
 from hostile_support import subprocess_env
 
-from jitctx import __version__, build, endpoint, procs
+from jitctx import __version__, endpoint, procs
 from jitctx.cache.folders import index_file
+from jitctx.code import build
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, SO_PEERCRED, flock"),
@@ -193,7 +194,7 @@ def test_issue_30_a_killed_builder_takes_its_workers_along(make_repo):
     repo = big_repo(make_repo, files=600, size=60)  # ~1.4 MB: analysed in workers
     index = index_file(repo.root)
     env = subprocess_env()
-    code = "import sys; from jitctx.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
+    code = "import sys; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     p = subprocess.Popen([sys.executable, "-c", code, str(repo.root), index], env=env)
     try:
         wait_for(lambda: _workers_of(p.pid) or p.poll() is not None, what="the builder's workers")

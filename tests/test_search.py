@@ -16,12 +16,12 @@ from pathlib import Path
 import pytest
 
 from jitctx import QueryError, Workspace
-from jitctx._backends import Spec
-from jitctx._backends import rg as rg_mod
-from jitctx._backends.py import PythonBackend, compile_pattern
-from jitctx._backends.scope import Scope
 from jitctx.adapters import cli
-from jitctx.search import around_match, pick_backend
+from jitctx.primitives.engines import Spec
+from jitctx.primitives.engines import rg as rg_mod
+from jitctx.primitives.engines.py import PythonBackend, compile_pattern
+from jitctx.primitives.engines.scope import Scope
+from jitctx.primitives.search import around_match, pick_backend
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -311,14 +311,14 @@ def test_time_cap_returns_partial_results_marked_truncated_python(repo):
 
 @pytest.mark.parametrize("pattern,pos", [("def (", 4), ("(a)(b", 3), (r"\(x(", 3), ("[(](", 3), ("(", 0)])
 def test_issue_3_unclosed_group_position_is_in_the_pattern(pattern, pos):
-    from jitctx._backends.rg import rg_error
+    from jitctx.primitives.engines.rg import rg_error
 
     stderr = f"rg: regex parse error:\n    (?:{pattern})\n    ^\nerror: unclosed group\n".encode()
     assert rg_error(pattern, stderr).fields["position"] == pos
 
 
 def test_issue_3_denied_among_sees_names_with_line_breaks(repo):
-    from jitctx._backends.scope import denied_among
+    from jitctx.primitives.engines.scope import denied_among
 
     policy = Workspace(repo.root).policy
     assert denied_among(policy, ["prod\nserver.key", "a.txt", "x/.env"]) == {"prod\nserver.key", "x/.env"}
@@ -327,7 +327,7 @@ def test_issue_3_denied_among_sees_names_with_line_breaks(repo):
 def test_issue_3_dead_backend_fields_are_gone():
     from dataclasses import fields
 
-    from jitctx._backends import Outcome
+    from jitctx.primitives.engines import Outcome
 
     assert "searched" not in {f.name for f in fields(Outcome)}
     assert "root" not in {f.name for f in fields(Spec)}
@@ -372,7 +372,7 @@ def test_issue_15_notices_count_in_the_singular_and_do_not_call_a_plain_folder_a
 
 @pytest.mark.parametrize("backend", ["rg", "python"])
 def test_pages_of_many_matching_files_are_the_full_order_cut(repo, backend):
-    from jitctx.search import _first
+    from jitctx.primitives.search import _first
 
     n = {f"many/f{i:02d}.txt": i % 3 + 1 for i in range(60)}  # 60 files: a page of 5 takes the heap
     for path, k in n.items():

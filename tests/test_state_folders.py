@@ -120,7 +120,7 @@ def test_issue_30_a_cache_that_cannot_be_written_costs_no_build_per_call(make_re
     """An unwritable cache on a tree of some hundred files: locate answers from the quick
     pass and says the index cannot be kept; it does not build one in memory each call."""
     from jitctx import Workspace
-    from jitctx.structure import CodeIndex
+    from jitctx.code.structure import CodeIndex
 
     repo = make_repo("basic")
     for i in range(400):
@@ -145,7 +145,7 @@ def test_issue_30_a_builders_files_are_opened_as_untrusted(tmp_path):
     as it was); a FIFO at its status file does not block a call asking how far it got."""
     import fcntl
 
-    from jitctx import build
+    from jitctx.code import build
 
     index = str(tmp_path / "root-0123.sqlite")
     target = tmp_path / "target.txt"

@@ -191,7 +191,7 @@ def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):
 
 def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
     import jitctx.workspace as workspace
-    from jitctx import search as search_mod
+    from jitctx.primitives import search as search_mod
 
     calls = []
     real = search_mod.search
@@ -206,7 +206,7 @@ def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
 
 
 def test_grep_symbol_budget_goes_to_the_fewest_bytes_per_page_line(code, monkeypatch):
-    from jitctx import structure
+    from jitctx.code import structure
 
     filler = "".join(f"# line {i}\n" for i in range(200))
     code.write("few.py", filler + "def lone():\n    return 'HIT'\n")  # one page line, ~2.3 KB to parse
@@ -344,7 +344,6 @@ def test_a_hit_in_a_changed_script_without_extension_is_refreshed_first(code):
 
 
 def test_the_size_cap_is_the_index_refresh_cap():
-    from jitctx import structure
-    from jitctx.code import refresh
+    from jitctx.code import refresh, structure
 
     assert structure._MAX_BYTES == refresh.MAX_BYTES

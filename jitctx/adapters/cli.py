@@ -669,7 +669,7 @@ def _cmd_index(args, caller: Caller) -> int:
     import json
     import time
 
-    from .. import build
+    from ..code import build
     from ..render import human_size
 
     ws = _workspace(args, caller)

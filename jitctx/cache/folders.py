@@ -3,7 +3,7 @@
 Owns the one location rule, and opening a file there as untrusted
 (``open_untrusted``: a regular file of this user, no link followed, no open
 that blocks); not what is kept there (``code.store``, ``code.counts``,
-``_backends.rg``, ``build``). Never inside a served repository: the callers
+``primitives.engines.rg``, ``code.build``). Never inside a served repository: the callers
 check, and keep nothing when it would be.
 """
 

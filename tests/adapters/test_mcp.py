@@ -385,7 +385,7 @@ def test_parity_cli_json_tool_call_mcp(repo, capsys, argv, name, args):
 
 
 def test_parity_grep(repo, capsys):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     cli.main(["grep", "greet", "--root", str(repo.root), "--json", "--max-tokens", "4000"])
     from_cli = json.loads(capsys.readouterr().out)
     from_tool = dispatch("grep", {"pattern": "greet"}, workspace=Workspace(repo.root)).data
@@ -435,7 +435,7 @@ def test_issue_12_a_result_naming_a_file_that_is_not_utf8_is_served(repo):
 
 
 def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(repo, monkeypatch, tmp_path):
-    from jitctx._backends import rg as rg_mod
+    from jitctx.primitives.engines import rg as rg_mod
 
     stub = tmp_path / "slow-rg"
     stub.write_text("#!/bin/sh\nexec sleep 30\n")  # an rg that never ends

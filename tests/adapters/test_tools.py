@@ -362,7 +362,7 @@ def test_dispatch_bad_root_is_structured(tmp_path, monkeypatch):
 
 
 def test_grep_through_dispatch(ws):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     out = dispatch("grep", {"pattern": "def main", "mode": "content"}, workspace=ws)
     assert not out.is_error, out.text
     assert ("src/app.py", 6) in [(r["path"], r["line"]) for r in out.data["results"]]
@@ -373,7 +373,7 @@ def test_grep_through_dispatch(ws):
 
 
 def test_grep_bad_regex_is_structured(ws):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     err = _err(dispatch("grep", {"pattern": "(unclosed"}, workspace=ws))
     assert "(unclosed" in err["message"]
 

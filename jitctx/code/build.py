@@ -20,7 +20,7 @@ import sys
 import time
 from collections.abc import Callable
 
-from .cache.folders import open_untrusted
+from ..cache.folders import open_untrusted
 
 __all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
 
@@ -163,10 +163,10 @@ def start(root: str, index_path: str) -> bool:
         if failed(index_path) is not None:
             return False  # it could not write the store a moment ago: calls answer without it for a while
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
-        from . import procs
+        from .. import procs
 
-        package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        code = procs.MARK + f"builder\nimport sys; sys.path.insert(0, {package_parent!r}); from jitctx.build import _main; sys.exit(_main(sys.argv[1:]))"
+        package_parent = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        code = procs.MARK + f"builder\nimport sys; sys.path.insert(0, {package_parent!r}); from jitctx.code.build import _main; sys.exit(_main(sys.argv[1:]))"
         try:  # the lock's descriptor and nothing else: not a caller's pipe the server holds during a call
             pid = procs.spawn([sys.executable, "-c", code, root, os.fspath(index_path), str(fd)], keep=(fd,))
         except OSError:
@@ -225,9 +225,9 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             return tick
 
         _write(status, {"pid": os.getpid(), "phase": "words", "done": 0, "total": 0, "updated": time.time()})
-        from .cache.store import StoreUnavailable
-        from .repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
-        from .repo.universe import Repo, find_root
+        from ..cache.store import StoreUnavailable
+        from ..repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+        from ..repo.universe import Repo, find_root
         from .structure import CodeIndex
 
         repo = Repo(find_root(root))  # as a Workspace of ``root`` finds it: the same index
@@ -296,7 +296,7 @@ def _is_builder(pid: int) -> bool:
     """Whether ``pid`` runs this module's builder (not a pid the system gave to another)."""
     try:
         with open(f"/proc/{pid}/cmdline", "rb") as f:
-            return b"jitctx.build import _main" in f.read()
+            return b"jitctx.code.build import _main" in f.read()
     except OSError:
         return os.path.isdir("/proc") is False  # no /proc to ask: trust the lock
 

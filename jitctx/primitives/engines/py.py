@@ -22,9 +22,9 @@ from __future__ import annotations
 import bisect
 import errno
 
-from ..errors import QueryError
-from ..refs import Skipped
-from ..text.lines import BINARY_PROBE, decode, is_binary, strip_bom
+from ...errors import QueryError
+from ...refs import Skipped
+from ...text.lines import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .scope import Scope, SearchBackend
 

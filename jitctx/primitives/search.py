@@ -6,7 +6,7 @@ path, paging (``offset``/``limit``), the three modes, context lines (merged,
 each line once, clipped at file edges), windows around matches on very long
 lines, the time cap, and notices that say what was cut, skipped or not
 searched. These are shared so that both backends give the same results.
-Does not own running a regex engine (``_backends``), the file universe
+Does not own running a regex engine (``engines``), the file universe
 (``repo``), the deny list (``policy``) or the session fields (``workspace``).
 """
 
@@ -18,17 +18,17 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
-from . import cancel
-from ._backends import Spec
-from ._backends.scope import Scope, SearchBackend
-from .errors import PathError, QueryError
-from .query import SearchQuery
-from .refs import LineRef, Result, Skipped, file_ref, mtime_of
-from .repo.policy import Opener, PathPolicy
-from .repo.universe import Repo
-from .text.globs import compile_glob
-from .text.lines import clean_line, decode, split_lines
-from .text.redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
+from .. import cancel
+from ..errors import PathError, QueryError
+from ..query import SearchQuery
+from ..refs import LineRef, Result, Skipped, file_ref, mtime_of
+from ..repo.policy import Opener, PathPolicy
+from ..repo.universe import Repo
+from ..text.globs import compile_glob
+from ..text.lines import clean_line, decode, split_lines
+from ..text.redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
+from .engines import Spec
+from .engines.scope import Scope, SearchBackend
 
 __all__ = ["LONG_LINE", "around_match", "search"]
 
@@ -38,10 +38,10 @@ LONG_LINE = 500  # chars; longer lines are shown as a window around the match
 def pick_backend(name: str) -> SearchBackend:
     """``"rg"``, ``"python"``, or ``"auto"`` (rg when its binary is found)."""
     # imported on use: a grep loads one engine, and nothing else imports them
-    from ._backends import rg
+    from .engines import rg
 
     if name == "python":
-        from ._backends.py import PythonBackend
+        from .engines.py import PythonBackend
 
         return PythonBackend()
     exe = rg.find_rg()
@@ -53,7 +53,7 @@ def pick_backend(name: str) -> SearchBackend:
             hint="install the 'ripgrep' wheel (pip install ripgrep) or pass backend='python'",
             field="backend",
         )
-    from ._backends.py import PythonBackend
+    from .engines.py import PythonBackend
 
     return PythonBackend()
 

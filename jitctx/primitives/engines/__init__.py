@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from ..refs import Skipped
+from ...refs import Skipped
 
 __all__ = ["Match", "Outcome", "Spec", "unclosed_group"]
 

@@ -14,12 +14,12 @@ from dataclasses import replace
 from operator import itemgetter
 from pathlib import Path
 
-from .errors import JitctxError
-from .query import FindQuery
-from .refs import FileRef, Result, file_ref
-from .repo.policy import PathPolicy
-from .repo.universe import Repo
-from .text.globs import compile_glob, glob_suffix, has_glob_chars
+from ..errors import JitctxError
+from ..query import FindQuery
+from ..refs import FileRef, Result, file_ref
+from ..repo.policy import PathPolicy
+from ..repo.universe import Repo
+from ..text.globs import compile_glob, glob_suffix, has_glob_chars
 
 __all__ = ["find"]
 

@@ -35,10 +35,10 @@ import threading
 from collections.abc import Callable
 from pathlib import Path
 
-from ..errors import BackendError, QueryError
-from ..refs import Skipped
-from ..text.globs import DenyRules
-from ..text.lines import BINARY_PROBE, decode, is_binary, strip_bom
+from ...errors import BackendError, QueryError
+from ...refs import Skipped
+from ...text.globs import DenyRules
+from ...text.lines import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .rgwalk import Extras, tracked_extras
 from .scope import Scope, SearchBackend

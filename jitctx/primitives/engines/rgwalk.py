@@ -18,11 +18,11 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..errors import RepoError
-from ..repo import gitcmd
-from ..repo.policy import read_small
-from ..repo.universe import Repo
-from ..text.globs import entries_containing, literal_run
+from ...errors import RepoError
+from ...repo import gitcmd
+from ...repo.policy import read_small
+from ...repo.universe import Repo
+from ...text.globs import entries_containing, literal_run
 from .scope import Scope
 
 __all__ = ["Extras", "tracked_extras"]
@@ -296,7 +296,7 @@ def _kept_file(scope: Scope, kind: str, sig: bytes | None) -> str | None:
     signature, or the cache directory would lie inside the served root)."""
     import zlib
 
-    from ..cache.folders import cache_dir
+    from ...cache.folders import cache_dir
 
     folder = os.path.join(cache_dir(), "rg")
     if sig is None or scope.policy.inside(os.path.realpath(folder)):

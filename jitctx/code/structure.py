@@ -20,21 +20,21 @@ import sys
 import time
 from dataclasses import replace
 
-from .cache.folders import index_file
-from .errors import PathError, QueryError
-from .hints import call
-from .refs import Result, mtime_of
-from .text.lines import is_binary
+from ..cache.folders import index_file
+from ..errors import PathError, QueryError
+from ..hints import call
+from ..refs import Result, mtime_of
+from ..text.lines import is_binary
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
     from collections.abc import Callable
     from typing import TextIO
 
-    from .code.index import Index
-    from .code.rows import Definition, Lookup, RefreshStats
-    from .repo.policy import PathPolicy
-    from .repo.universe import Repo
+    from ..repo.policy import PathPolicy
+    from ..repo.universe import Repo
+    from .index import Index
+    from .rows import Definition, Lookup, RefreshStats
 
 __all__ = ["CodeIndex", "Symbol", "resolve_file"]
 
@@ -124,8 +124,8 @@ class CodeIndex:
     @property
     def index(self) -> Index:
         if self._index is None:
-            from .code.analyze import ANALYZER
-            from .code.index import Index
+            from .analyze import ANALYZER
+            from .index import Index
 
             self._index = Index.open(self.repo.root, analyzer=ANALYZER, cache_dir=self.cache_dir)
         return self._index
@@ -192,7 +192,7 @@ class CodeIndex:
         default: ``_INLINE`` for a refresh of the whole universe, none for named
         paths). Words are told again from git's copy of a blob where git holds it
         (``code.refresh``)."""
-        from .code.analyze import analyze
+        from .analyze import analyze
 
         complete = (paths is None and entries is None) if complete is None else complete
         if outline_limit == -1:
@@ -217,14 +217,14 @@ class CodeIndex:
         return self.last
 
     def _recall(self, blobs: list[str]) -> dict[str, bytes]:
-        from .repo import gitcmd
+        from ..repo import gitcmd
 
         return gitcmd.blobs(self.repo.root, blobs) if self.repo.is_git else {}
 
     def _keeps(self) -> Callable[[str, str], bool] | None:
         """Whether git holds a file's content as the blob the index names (its words need
         not be kept: ``_recall`` tells them again); asked once by a large refresh."""
-        from .repo import gitcmd
+        from ..repo import gitcmd
 
         if not self.repo.is_git:
             return None
@@ -256,7 +256,7 @@ class CodeIndex:
         now through ``count`` (whose cache remembers the numbered lines by content)."""
         if self.count is None or not found:
             return tuple(found)
-        from .peek import read_costs
+        from ..primitives.headtail import read_costs
 
         with self.policy.opener() as opener:
             try:
@@ -283,7 +283,7 @@ class CodeIndex:
 
     def outline(self, rel: str, *, limit: int) -> Result:
         """One file's symbols in source order (see ``Workspace.outline``)."""
-        from .code.parse import language_for
+        from .parse import language_for
 
         res = Result(tool="outline")
         with self.policy.opener() as opener:
@@ -313,7 +313,7 @@ class CodeIndex:
         from the part of the index that is current and the files grep finds defining the
         name, parsed now until ``deadline`` (monotonic); ``extra["partial"]`` says how
         much was left (the caller starts the build and says so)."""
-        from .code.parse import EXTENSIONS
+        from .parse import EXTENSIONS
 
         scope = "" if under in (".", "") else under
         query = _dotted(query)
@@ -353,7 +353,7 @@ class CodeIndex:
         built: the rows still to be parsed are what it is behind on)."""
         import time
 
-        from .code.rows import Lookup
+        from .rows import Lookup
 
         held, cut = self._defining_files(query, scope, deadline)
         if behind is None:
@@ -398,9 +398,9 @@ class CodeIndex:
         import re
         import time
 
-        from .code.parse import EXTENSIONS
-        from .query import MAX_LIMIT, SearchQuery
-        from .search import search
+        from ..primitives.search import search
+        from ..query import MAX_LIMIT, SearchQuery
+        from .parse import EXTENSIONS
 
         name = query.rstrip(".").rsplit(".", 1)[-1]
         if not name:
@@ -422,7 +422,7 @@ class CodeIndex:
             res, _ = search(self.repo, self.policy, q)
         except Exception:  # noqa: BLE001 - a partial answer without grep's files is still an answer
             return [], None
-        from .code.testpaths import is_test_path
+        from .testpaths import is_test_path
 
         found = [r.path for r in res.results if getattr(r, "path", None)]  # most matches first
         cut = remaining if res.notice and "time cap" in res.notice else None
@@ -536,8 +536,8 @@ class CodeIndex:
         line does not depend on what follows it), within ``_PARSE_BUDGET``
         bytes a call, the files with the fewest bytes to parse per line asked
         about first (the most lines annotated for the bytes parsed)."""
-        from .code.outline import innermost_lookup, outline
-        from .code.parse import language_for
+        from .outline import innermost_lookup, outline
+        from .parse import language_for
 
         out: dict[str, Callable[[int], Definition | None]] = {}
         entries = [e for e in self._entries(sorted(wanted)) if not (language_for(e[0]) is None and os.path.splitext(e[0])[1])]
@@ -601,7 +601,7 @@ def _through_line(data: bytes, line: int) -> bytes | None:
 
 def _defining(paths: list[str]) -> list[str]:
     """The paths that may have an outline: a known extension, or none (a script's shebang decides)."""
-    from .code.parse import EXTENSIONS
+    from .parse import EXTENSIONS
 
     out = []
     for rel in paths:

@@ -129,7 +129,7 @@ def _chunks(items: Iterator[tuple]) -> Iterator[list[tuple]]:
 
 _BOOT = """import sys
 sys.path.insert(0, %r)
-from jitctx.code.analysis import _serve
+from jitctx.code.workers import _serve
 _serve(int(sys.argv[1]))
 """
 _DEATHS = 3  # workers dying in a row without an answer in between: the rest runs in this process

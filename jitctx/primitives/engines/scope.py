@@ -10,10 +10,10 @@ universe's definition (``repo``) or the deny rules (``policy``).
 
 from __future__ import annotations
 
-from ..refs import Skipped
-from ..repo.policy import PathPolicy
-from ..repo.universe import Repo
-from ..text.globs import entries_containing, literal_run
+from ...refs import Skipped
+from ...repo.policy import PathPolicy
+from ...repo.universe import Repo
+from ...text.globs import entries_containing, literal_run
 from . import Match, Outcome, Spec
 
 __all__ = ["Scope", "SearchBackend", "denied_among"]
