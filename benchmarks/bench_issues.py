@@ -58,7 +58,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'|`([^`\n]{12,200}
 
 def classify(task: dict, files: list[str], root: Path, ws) -> str:
     """The class of a miss at 5 (module docstring)."""
-    from jitctx import locate as L
+    from jitctx.locate import rank as L
 
     gold = [g for g in task["gold"] if g not in task["created"]]
     text = task["task"]

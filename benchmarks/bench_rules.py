@@ -50,7 +50,7 @@ elif mode == "warm":
 else:
     res = ws.glob("**/*.md", limit=500, sort="path")
     paths = [r.path for r in res.results]
-    from jitctx.nested import NestedInstructions
+    from jitctx.preload.nested import NestedInstructions
     times = []
     for _ in range(15):
         jit = NestedInstructions(ws.policy, lambda: tok)

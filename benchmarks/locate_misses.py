@@ -40,8 +40,8 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from jitctx import locate as L  # noqa: E402
-from jitctx import mentions as M  # noqa: E402
+from jitctx.locate import mentions as M  # noqa: E402
+from jitctx.locate import rank as L  # noqa: E402
 from jitctx.workspace import Workspace  # noqa: E402
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or PROJECT / "benchmarks" / ".data") / "locate"

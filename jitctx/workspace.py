@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
     from .code.structure import CodeIndex
     from .ledger import Ledger
-    from .nested import NestedInstructions
+    from .preload.nested import NestedInstructions
     from .render import View
     from .rereads import Rereads
 
@@ -69,7 +69,7 @@ class Workspace:
     a changed file the diff against what was shown when it is smaller
     (:mod:`jitctx.reread`); ``force=True`` on a call, or ``rereads=False`` here,
     shows the text again. ``formats``: which agents' instruction and rule files
-    are read (:data:`jitctx.rules.FORMATS`, a list or a comma-separated string;
+    are read (:data:`jitctx.preload.formats.FORMATS`, a list or a comma-separated string;
     default ``$JITCTX_FORMATS``, else all), for the prefix and just-in-time
     delivery alike; :meth:`set_formats` changes it.
     """
@@ -123,7 +123,7 @@ class Workspace:
     def set_formats(self, formats: tuple[str, ...] | list[str] | str | None) -> None:
         """Which agents' instruction and rule files are read from the next call on
         (``None``: ``$JITCTX_FORMATS``, else all); a bad name is a ``QueryError``."""
-        from .rules import check_formats
+        from .preload.formats import check_formats
 
         checked = check_formats(formats if formats is not None else os.environ.get("JITCTX_FORMATS") or None)
         self._formats = checked
@@ -143,10 +143,10 @@ class Workspace:
 
     @property
     def nested(self) -> NestedInstructions:
-        """The instruction files met just in time (:class:`jitctx.nested.NestedInstructions`),
+        """The instruction files met just in time (:class:`jitctx.preload.nested.NestedInstructions`),
         made on first use: a grep imports it while rg runs."""
         if self._nested is None:
-            from .nested import NestedInstructions
+            from .preload.nested import NestedInstructions
 
             with self._lock:
                 if self._nested is None:
@@ -399,7 +399,7 @@ class Workspace:
         empty task, only stop words) is a ``QueryError`` naming it.
         ``file_tokens=False`` skips pricing whole files (regions are always priced).
         """
-        from .locate import locate, to_result
+        from .locate.rank import locate, to_result
         from .query import LocateQuery
         from .refs import mtime_of
         from .text.redact import redact_text
@@ -427,7 +427,7 @@ class Workspace:
                 return data, mtime_of(st)
 
             if plan.mode == "quick":
-                from .quick import quick_locate
+                from .locate.quick import quick_locate
 
                 found = quick_locate(
                     self.repo,
@@ -619,7 +619,7 @@ class Workspace:
         need the session's current prefix (the assembler, the MCP resource)
         reuse it instead of re-rendering it between refreshes.
         """
-        from .preload import check_budgets, preload
+        from .preload.prefix import check_budgets, preload
 
         check_budgets(budget, readme_budget)
         if fallbacks is not None and tuple(fallbacks) != self.nested.fallbacks:
@@ -882,7 +882,7 @@ class Refreshed:
 
 def _warm_results() -> None:
     """While grep's rg runs: the imports its result needs next (the just-in-time instructions)."""
-    from . import nested  # noqa: F401
+    from .preload import nested  # noqa: F401
 
 
 def _warm_symbols() -> None:

@@ -11,7 +11,7 @@ from jitctx.adapters import cli
 from jitctx.assemble import AssembleConfig
 from jitctx.context import DEFAULT_SYSTEM, context_for_task
 from jitctx.errors import QueryError
-from jitctx.locate import FileHit, Region
+from jitctx.locate.rank import FileHit, Region
 from jitctx.refs import Result
 from jitctx.workspace import Workspace
 

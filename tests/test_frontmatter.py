@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 
-from jitctx.frontmatter import MAX_LINES, split, split_list
+from jitctx.preload.frontmatter import MAX_LINES, split, split_list
 
 
 def lines(text: str) -> list[str]:

@@ -6,8 +6,8 @@ import os
 
 import pytest
 
-from jitctx import instructions as ins
 from jitctx.errors import QueryError
+from jitctx.preload import instructions as ins
 from jitctx.repo.policy import Opener
 
 

@@ -11,9 +11,9 @@ import threading
 
 import pytest
 
-from jitctx import instructions
 from jitctx.adapters import cli
 from jitctx.errors import PathError, QueryError
+from jitctx.preload import instructions
 from jitctx.workspace import Workspace
 
 ROOT = "==> AGENTS.md (instructions for the whole repository) <==\n# Root rules\n\nUse tabs. Run `make check` before committing.\n"

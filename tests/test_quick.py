@@ -1,4 +1,4 @@
-"""The index-free first pass (jitctx.quick): ranking, the trust boundary, the deadline.
+"""The index-free first pass (jitctx.locate.quick): ranking, the trust boundary, the deadline.
 
 Every test runs on a real fixture repository (``make_repo``) with the
 Workspace's setup: a ``Repo``, a ``PathPolicy`` and a ``read`` through the
@@ -13,9 +13,9 @@ from typing import Any
 
 import pytest
 
-from jitctx import locate as L
-from jitctx import quick as Q
 from jitctx.errors import QueryError
+from jitctx.locate import quick as Q
+from jitctx.locate import rank as L
 from jitctx.refs import mtime_of
 from jitctx.repo.policy import PathPolicy
 from jitctx.repo.universe import Repo, find_root

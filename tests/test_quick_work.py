@@ -10,7 +10,7 @@ import time
 
 from test_quick import _paths, _quick
 
-from jitctx import quick as Q
+from jitctx.locate import quick as Q
 
 
 class Clock:

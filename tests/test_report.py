@@ -1,4 +1,4 @@
-"""Reading an issue report (jitctx.report) and turning it into terms (jitctx.taskterms): issue 31.
+"""Reading an issue report (jitctx.locate.report) and turning it into terms (jitctx.locate.terms): issue 31.
 
 The reports are ``fixtures_repo/reports/*.md``, written as users file them:
 a traceback after an IPython banner, an environment dump, a pip freeze and
@@ -11,10 +11,10 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
-from jitctx import locate as L
-from jitctx import pointers as P
-from jitctx.report import Frame, read_report
-from jitctx.taskterms import KIND_BUDGET, MAX_TERMS, task_terms
+from jitctx.locate import pointers as P
+from jitctx.locate import rank as L
+from jitctx.locate.report import Frame, read_report
+from jitctx.locate.terms import KIND_BUDGET, MAX_TERMS, task_terms
 
 REPORTS = FIXTURES / "reports"
 

@@ -9,8 +9,8 @@ import subprocess
 import pytest
 from rules_table import CALLS, FILES, FIXTURES, PREFIX, delivered
 
-from jitctx import rules
 from jitctx.errors import QueryError
+from jitctx.preload import formats as rules
 from jitctx.workspace import Workspace
 
 
@@ -70,11 +70,11 @@ def test_issue_34_reading_a_rule_file_marks_it_delivered(make_repo):
 
 
 def test_issue_34_a_rule_met_with_content_is_cut_with_a_marker_naming_file_lines(make_repo, monkeypatch):
-    import jitctx.nested
+    import jitctx.preload.nested
 
     r = make_repo("rules_cline")
     r.write(".clinerules/02-tests.md", '---\npaths: ["tests/**"]\n---\n' + "".join(f"- test rule {i}: keep tests fast and independent.\n" for i in range(400)))
-    monkeypatch.setattr(jitctx.nested, "NESTED_TOKENS", 200)
+    monkeypatch.setattr(jitctx.preload.nested, "NESTED_TOKENS", 200)
     (i,) = Workspace(r.root).head("tests/test_x.py").instructions
     assert i["truncated"] and i["tokens"] <= 200
     last = i["content"].rstrip("\n").split("\n")[-1]
@@ -161,7 +161,7 @@ def test_issue_34_glob_meaning_per_format(tmp_path):
 
 
 def test_issue_34_text_digest_ignores_blank_lines_at_the_ends():
-    from jitctx.instructions import text_digest
+    from jitctx.preload.instructions import text_digest
 
     assert text_digest(["", "a", "b", "", ""]) == text_digest(["a", "b"]) != text_digest(["a", "", "b"])
 

@@ -33,7 +33,7 @@ def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True,
 
 
 def _formats(p: argparse.ArgumentParser) -> None:
-    """``--formats``: which agents' instruction and rule files are read (``jitctx.rules``)."""
+    """``--formats``: which agents' instruction and rule files are read (``jitctx.preload.formats``)."""
     p.add_argument(
         "--formats",
         metavar="LIST",
@@ -553,7 +553,7 @@ def _cmd_preload(args, caller: Caller) -> int:
         elif args.budget == 0:
             caller.err.write("jitctx: note: preloading is off (--budget 0): nothing to print\n")
         else:
-            from ..instructions import DEFAULT_FALLBACKS
+            from ..preload.instructions import DEFAULT_FALLBACKS
 
             names = ", ".join(("AGENTS.override.md", "AGENTS.md", *DEFAULT_FALLBACKS))
             where = f"from the root down to {args.view.path(cwd)}" if cwd not in ("", ".") else "in the root"

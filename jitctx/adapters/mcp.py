@@ -370,7 +370,7 @@ def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) 
     serving: a bad one exits 2 with the reason on stderr.
     """
     from ..errors import QueryError
-    from ..rules import check_formats
+    from ..preload.formats import check_formats
 
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("JITCTX_LOG", "WARNING").upper(), format="jitctx mcp: %(levelname)s: %(message)s")
     chosen = configured_root(root)

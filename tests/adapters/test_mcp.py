@@ -19,7 +19,7 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-import jitctx.preload  # noqa: E402
+import jitctx.preload.prefix  # noqa: E402
 from jitctx.adapters import cli  # noqa: E402
 from jitctx.adapters.mcp import PRELOAD_URI, build_server  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
@@ -27,7 +27,7 @@ from jitctx.workspace import Workspace  # noqa: E402
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
-HAS_PRELOAD = hasattr(jitctx.preload, "preload")
+HAS_PRELOAD = hasattr(jitctx.preload.prefix, "preload")
 
 pytestmark = pytest.mark.slow
 

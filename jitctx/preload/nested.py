@@ -19,14 +19,14 @@ import os
 import threading
 from collections.abc import Callable
 
-from .errors import QueryError
-from .hints import call
+from ..errors import QueryError
+from ..hints import call
+from ..refs import Delivered, mtime_of
+from ..repo.policy import PathPolicy
+from ..text.redact import redaction_note
+from ..tokens.tokenizer import Tokenizer, fit_lines
+from .formats import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules
 from .instructions import DEFAULT_FALLBACKS, Candidate, check_fallbacks, pick_instruction
-from .refs import Delivered, mtime_of
-from .repo.policy import PathPolicy
-from .rules import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules
-from .text.redact import redaction_note
-from .tokens.tokenizer import Tokenizer, fit_lines
 
 __all__ = ["NESTED_TOKENS", "NestedInstructions"]
 

@@ -22,10 +22,10 @@ import threading
 from collections import OrderedDict
 from pathlib import Path
 
-from .errors import JitctxError, QueryError
+from ..errors import JitctxError, QueryError
+from ..repo.policy import PathPolicy
+from ..text.globs import compile_glob
 from .instructions import Candidate, examine
-from .repo.policy import PathPolicy
-from .text.globs import compile_glob
 
 __all__ = [
     "FORMATS",

@@ -41,17 +41,17 @@ from collections import Counter
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field, replace
 
+from ..code import words as W
+from ..code.testpaths import is_test_path
+from ..errors import QueryError
 from . import mentions as M
 from . import pointers as P
-from .code import words as W
-from .code.testpaths import is_test_path
-from .errors import QueryError
 from .regions import REGIONS, SCORE_DIGITS, WINDOW, Region, regions
-from .taskterms import AREA_WEIGHT, CODE_WEIGHT, MAX_TASK_CHARS, MAX_TERMS, STOP_WORDS, TaskTerms, task_terms
+from .terms import AREA_WEIGHT, CODE_WEIGHT, MAX_TASK_CHARS, MAX_TERMS, STOP_WORDS, TaskTerms, task_terms
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)
 if TYPE_CHECKING:
-    from .refs import Result
+    from ..refs import Result
 
 __all__ = [
     "AREA_WEIGHT",
@@ -169,8 +169,8 @@ class FileHit:
 
     def render(self, now: float | None = None, view=None) -> str:
         """The text form: one line for the file (its path as ``view`` shows paths), one per region."""
-        from .render import human_size
-        from .text.lines import show_name
+        from ..render import human_size
+        from ..text.lines import show_name
 
         cost = f", {self.tokens:,} tokens" if self.tokens is not None else ""
         role = "" if self.role == "source" else f" [{self.role}]"
@@ -760,7 +760,7 @@ def to_result(found: Located, *, notices: Iterable[str] = ()) -> Result:
     """The ``locate`` envelope: ``results`` are the files (each with its
     regions), ``total`` the files that matched any term; ``extra`` holds the
     ``terms`` searched (term -> weight) and the words ``dropped``."""
-    from .refs import Result
+    from ..refs import Result
 
     res = Result("locate", list(found.files), total=found.total, truncated=found.total > len(found.files))
     notes = [t if t.endswith(".") else t + "." for t in [*notices, found.notice] if t]

@@ -27,14 +27,14 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from .hints import call
+from ..hints import call
+from ..query import check_count
+from ..refs import Delivered, mtime_of
+from ..repo.policy import PathPolicy
+from ..text.redact import redaction_note
+from ..tokens.tokenizer import Tokenizer, fit_lines
+from .formats import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules
 from .instructions import Candidate, Loaded, count_memo, list_dir, pick_instruction, pick_readme
-from .query import check_count
-from .refs import Delivered, mtime_of
-from .repo.policy import PathPolicy
-from .rules import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules
-from .text.redact import redaction_note
-from .tokens.tokenizer import Tokenizer, fit_lines
 
 __all__ = ["Covered", "Preload", "PreloadFile", "preload"]
 

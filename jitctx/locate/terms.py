@@ -21,10 +21,10 @@ import bisect
 import re
 from dataclasses import dataclass, field
 
+from ..code import words as W
+from ..errors import QueryError
 from . import mentions as M
 from . import report as R
-from .code import words as W
-from .errors import QueryError
 
 __all__ = ["AREA_WEIGHT", "CODE_WEIGHT", "MAX_TASK_CHARS", "MAX_TERMS", "STOP_WORDS", "TaskTerms", "task_terms"]
 

@@ -18,8 +18,8 @@ from dataclasses import dataclass
 from itertools import accumulate
 from typing import Any
 
-from .code import words as W
-from .taskterms import TaskTerms
+from ..code import words as W
+from .terms import TaskTerms
 
 __all__ = ["REGIONS", "SCORE_DIGITS", "WINDOW", "Region", "regions"]
 
@@ -63,7 +63,7 @@ class Region:
 
     def read_call(self) -> str:
         """The call that reads exactly this region, in tool-argument syntax (``hints.call``)."""
-        from .hints import call
+        from ..hints import call
 
         if self.symbol:
             return call("head", path=self.path, symbol=self.symbol)

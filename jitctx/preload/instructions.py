@@ -22,10 +22,10 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from .errors import QueryError
-from .repo.policy import DeniedLink, Opener
-from .text.lines import decode, is_binary, split_lines
-from .text.redact import Finding, redact_lines
+from ..errors import QueryError
+from ..repo.policy import DeniedLink, Opener
+from ..text.lines import decode, is_binary, split_lines
+from ..text.redact import Finding, redact_lines
 
 __all__ = [
     "DEFAULT_FALLBACKS",

@@ -17,9 +17,9 @@ import posixpath
 import re
 from dataclasses import dataclass
 
-from .errors import PathError
+from ..errors import PathError
+from ..repo.policy import Opener, PathPolicy
 from .instructions import Candidate, examine
-from .repo.policy import Opener, PathPolicy
 
 __all__ = ["MAX_DEPTH", "MAX_IMPORTS", "Imported", "references", "resolve"]
 

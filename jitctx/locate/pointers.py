@@ -32,7 +32,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from .code import words as W
+from ..code import words as W
 from .report import Report
 
 __all__ = ["FRAME_BONUS", "MESSAGE_BONUS", "OPTION_BONUS", "PATH_BONUS", "Pointer", "point"]

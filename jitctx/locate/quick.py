@@ -50,17 +50,17 @@ import time
 from collections import Counter
 from collections.abc import Callable
 
-from . import locate as L
-from .code import words as W
-from .code.outline import Definition, outline
-from .code.parse import language_for, warm
-from .code.refresh import MAX_BYTES  # larger files are no candidates: the index leaves them out
-from .code.rows import ascii_lower
-from .locate import Candidate, idf_of
-from .primitives.search import search
-from .query import MAX_LIMIT, SearchQuery
-from .repo.policy import PathPolicy
-from .repo.universe import Repo
+from ..code import words as W
+from ..code.outline import Definition, outline
+from ..code.parse import language_for, warm
+from ..code.refresh import MAX_BYTES  # larger files are no candidates: the index leaves them out
+from ..code.rows import ascii_lower
+from ..primitives.search import search
+from ..query import MAX_LIMIT, SearchQuery
+from ..repo.policy import PathPolicy
+from ..repo.universe import Repo
+from . import rank as L
+from .rank import Candidate, idf_of
 
 __all__ = ["BUDGET", "MAX_BYTES", "READ_MAX", "quick_locate"]
 
