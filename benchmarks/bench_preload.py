@@ -59,7 +59,7 @@ def build(dest: Path, big_agents_mib: int = 0) -> Path:
 _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 from jitctx.tokens.tokenizer import get_tokenizer
 ws = Workspace(sys.argv[1])
 t1 = time.perf_counter()
@@ -111,7 +111,7 @@ def _jit(reps: int = 3) -> dict | None:
     root = DATA / f"synth-{VERSION}"
     if not root.is_dir():
         return None
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(root)
     paths = ws.repo.files()[:10_000]

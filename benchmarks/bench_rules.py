@@ -35,7 +35,7 @@ root, cwd, mode = sys.argv[2], sys.argv[3], sys.argv[4]
 from jitctx.tokens.tokenizer import get_tokenizer
 tok = get_tokenizer("cl100k_base"); tok.count("warm the encoding")
 t0 = time.process_time()
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 ws = Workspace(root, tokenizer=tok, record=False)
 if mode == "cold":
     p = ws.preload(cwd)

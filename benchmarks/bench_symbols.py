@@ -69,7 +69,7 @@ def cold_build(repo: Path, env: dict, name: str) -> tuple[float, int]:
 
 def economy(repo: Path, samples: int, seed: int) -> dict:
     """Tokens and calls for "show me the definition of X", both ways, in process."""
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(repo)
     ws.symbols("x")
@@ -146,7 +146,7 @@ def main() -> None:
     s, g = med(times["symbols"]), med(times["glob"])
     print(f"warm symbols Task {fmt_ms(s)} vs glob '**/*.py' {fmt_ms(g)}: {s / g:.2f}x")
 
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(repo)
     ws.symbols("main")

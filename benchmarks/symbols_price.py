@@ -34,7 +34,7 @@ def main() -> int:
     from jitctx.adapters.cliview import CliView
     from jitctx.code import build
     from jitctx.render import render_text
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     for root in args.repos:
         root = root.resolve()

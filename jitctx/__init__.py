@@ -8,15 +8,15 @@ and ``--help`` stay near bare interpreter start-up, and heavy dependencies
 __version__ = "0.1.0"
 
 _WHERE = {
-    "AssembleConfig": "assemble",
-    "Context": "window",
-    "Message": "sources",
-    "Source": "sources",
-    "ToolCall": "sources",
-    "assemble": "assemble",
-    "compact": "compact",
-    "Compaction": "compact",
-    "context_for_task": "context",
+    "AssembleConfig": "window.assemble",
+    "Context": "window.context",
+    "Message": "window.sources",
+    "Source": "window.sources",
+    "ToolCall": "window.sources",
+    "assemble": "window.assemble",
+    "compact": "window.compact",
+    "Compaction": "window.compact",
+    "context_for_task": "window.for_task",
     "BackendError": "errors",
     "Excerpt": "refs",
     "FileRef": "refs",
@@ -24,14 +24,14 @@ _WHERE = {
     "LineRef": "refs",
     "PathError": "errors",
     "Preload": "preload.prefix",
-    "Refreshed": "workspace",
+    "Refreshed": "session.workspace",
     "PreloadFile": "preload.prefix",
     "QueryError": "errors",
     "RepoError": "errors",
     "Result": "refs",
     "Skipped": "refs",
     "TokenizerError": "errors",
-    "Workspace": "workspace",
+    "Workspace": "session.workspace",
 }
 
 __all__ = sorted([*_WHERE, "__version__"])

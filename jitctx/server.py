@@ -115,7 +115,7 @@ class Server:
         """A fresh Workspace per call (``record`` as the CLI asks), or the session's own,
         kept across its calls (it records: its ledger is the session)."""
         from .repo.universe import Repo
-        from .workspace import Workspace
+        from .session.workspace import Workspace
 
         repo = Repo(Path(self.root), live=self.live)
         if self._counts is None:
@@ -502,7 +502,7 @@ class Server:
         parse.warm()
         get_tokenizer().count("warm")
         if sys.platform.startswith("linux"):
-            from . import livelist, watcher  # noqa: F401
+            from .session import watcher  # noqa: F401
 
             watcher.warm()
         self._keep_listing()

@@ -14,9 +14,9 @@ from fakes_assemble import WordTokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jitctx.assemble import AssembleConfig, Context, Cut, Eviction, Section, assemble, check_budget
 from jitctx.errors import QueryError
-from jitctx.sources import Message, Source, ToolCall, history_sources, note_source, system_source, task_source
+from jitctx.window.assemble import AssembleConfig, Context, Cut, Eviction, Section, assemble, check_budget
+from jitctx.window.sources import Message, Source, ToolCall, history_sources, note_source, system_source, task_source
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
 TOK = WordTokenizer()
@@ -351,7 +351,7 @@ def test_check_budget_passes_a_good_one():
 
 def test_check_budget_is_the_shared_count_rule(monkeypatch):
     """One rule for every count: check_budget delegates to query.check_count."""
-    import jitctx.assemble
+    import jitctx.window.assemble
     from jitctx.query import check_count
 
     seen = []
@@ -360,7 +360,7 @@ def test_check_budget_is_the_shared_count_rule(monkeypatch):
         seen.append((name, value, kw))
         return check_count(name, value, **kw)
 
-    monkeypatch.setattr(jitctx.assemble, "check_count", spy)
+    monkeypatch.setattr(jitctx.window.assemble, "check_count", spy)
     assert check_budget(300) == 300
     assert seen == [("budget", 300, {"minimum": 1})]
     for bad in (0, "1", 2.5, False):
@@ -468,7 +468,7 @@ def test_importing_the_assembler_loads_no_heavy_dependency():
     import subprocess
     import sys
 
-    code = "import sys, jitctx.assemble, jitctx.context, jitctx.providers; print(sorted(m for m in ('tiktoken', 'git', 'mcp') if m in sys.modules))"
+    code = "import sys, jitctx.window.assemble, jitctx.window.for_task, jitctx.window.vendors; print(sorted(m for m in ('tiktoken', 'git', 'mcp') if m in sys.modules))"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True).stdout
     assert out.strip() == "[]"
 

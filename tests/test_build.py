@@ -77,7 +77,7 @@ def test_issue_23_with_no_index_the_first_answer_stats_no_file(make_repo, monkey
 
 def test_issue_23_a_slow_listing_still_leaves_the_first_pass_its_time(make_repo, monkeypatch):
     # the deadline has passed before the first pass starts (a loaded machine): a later answer, not an empty one
-    import jitctx.workspace as W
+    import jitctx.session.workspace as W
 
     monkeypatch.setattr(W, "QUICK_SECONDS", 0.0)
     repo = big_repo(make_repo)

@@ -9,7 +9,7 @@ import pytest
 
 from jitctx.code.parse import language_for
 from jitctx.errors import QueryError
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 _LICENSE = "/*\n" + "".join(f" * Copyright line {i}: permission is granted to use, copy and modify this file.\n" for i in range(6)) + " */\n\n"
 

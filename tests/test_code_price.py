@@ -9,7 +9,7 @@ declaration defined in another file and a Python overload): the ``tokens`` that
 from __future__ import annotations
 
 from jitctx.render import render_text
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 _FILES = ("Button.tsx", "Library.java", "app.js", "bin/greet", "broken.py", "list.c", "list.h", "rational.py", "shapes.cpp", "shapes.hpp", "shapes.rs", "store.ts", "tree.go")
 

@@ -15,10 +15,10 @@ from fakes_assemble import WordTokenizer
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jitctx.assemble import AssembleConfig, Eviction, assemble
-from jitctx.compact import MAX_CALL_CHARS, ClearedResult, Compaction, call_text, compact, is_cleared
 from jitctx.errors import QueryError
-from jitctx.sources import Message, Source, ToolCall, history_sources, item_text, system_source, task_source
+from jitctx.window.assemble import AssembleConfig, Eviction, assemble
+from jitctx.window.compact import MAX_CALL_CHARS, ClearedResult, Compaction, call_text, compact, is_cleared
+from jitctx.window.sources import Message, Source, ToolCall, history_sources, item_text, system_source, task_source
 
 TOK = WordTokenizer()
 
@@ -204,7 +204,7 @@ def test_call_text_is_one_runnable_line(call, text):
 
 def test_call_text_knows_every_jitctx_tool():
     from jitctx.adapters.tools import TOOLS
-    from jitctx.compact import _TOOLS
+    from jitctx.window.compact import _TOOLS
 
     assert sorted(_TOOLS) == sorted(TOOLS)
 

@@ -8,8 +8,8 @@ import json
 
 from fakes_assemble import WordTokenizer
 
-from jitctx.compact import compact
-from jitctx.sources import Message
+from jitctx.window.compact import compact
+from jitctx.window.sources import Message
 
 TOK = WordTokenizer()
 

@@ -8,12 +8,12 @@ import pytest
 from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
-from jitctx.assemble import AssembleConfig
-from jitctx.context import DEFAULT_SYSTEM, context_for_task
 from jitctx.errors import QueryError
 from jitctx.locate.rank import FileHit, Region
 from jitctx.refs import Result
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
+from jitctx.window.assemble import AssembleConfig
+from jitctx.window.for_task import DEFAULT_SYSTEM, context_for_task
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
 PRELOAD = FakePreload("<!-- AGENTS.md -->\n# Agent notes\nRun make test.\n")

@@ -12,8 +12,8 @@ from pathlib import Path
 
 from watch_support import FakePrefix, _no_threads_left, fake_preload  # noqa: E402,F401  (fixtures)
 
-from jitctx.ledger import MISSING, Delivery, Ledger, Seen, judge, observe
-from jitctx.workspace import Refreshed, Workspace
+from jitctx.session.ledger import MISSING, Delivery, Ledger, Seen, judge, observe
+from jitctx.session.workspace import Refreshed, Workspace
 
 # -- pure: judge -----------------------------------------------------------------
 
@@ -183,7 +183,7 @@ def test_ledger_listeners_and_hash_cache(tmp_path, monkeypatch):
     assert [d.path for d in got] == ["a.md"]
     led.unlisten(got.append)
     hashed = []
-    import jitctx.ledger as w
+    import jitctx.session.ledger as w
 
     real_hash = w.hash_file
     monkeypatch.setattr(w, "hash_file", lambda p: hashed.append(p) or real_hash(p))

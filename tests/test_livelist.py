@@ -224,7 +224,7 @@ def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_
     import errno
 
     import jitctx.livelist as livelist
-    from jitctx import watcher
+    from jitctx.session import watcher
 
     repo = make_repo("basic")
     private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")

@@ -209,7 +209,7 @@ def test_unreadable_file_is_listed_without_regions(tmp_path):
 
 
 def test_workspace_locate_envelope(repo):
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     res = Workspace(repo.root).locate("make greet shout")
     assert res.tool == "locate" and res.results[0].path == "src/util/helpers.py"
@@ -219,7 +219,7 @@ def test_workspace_locate_envelope(repo):
 
 
 def test_unwritable_cache_works_and_says_so(repo, tmp_path, monkeypatch):
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     blocker = tmp_path / "a-file"
     blocker.write_text("not a folder")
@@ -251,7 +251,7 @@ def test_non_ascii_task_and_identifiers(repo, capsys):
 
 
 def test_denied_files_are_never_located(repo, capsys):
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     repo.write(".env", "GREET_SECRET=shout\n")
     res = Workspace(repo.root).locate("greet secret shout")
@@ -260,7 +260,7 @@ def test_denied_files_are_never_located(repo, capsys):
 
 def test_tool_dispatch_locate(repo):
     from jitctx.adapters.tools import dispatch
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     out = dispatch("locate", {"task": "make greet shout"}, workspace=Workspace(repo.root))
     assert not out.is_error and out.data["results"][0]["path"] == "src/util/helpers.py"

@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 REPORTS = FIXTURES / "reports"
 

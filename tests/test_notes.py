@@ -10,7 +10,7 @@ import pytest
 
 from jitctx import Workspace
 from jitctx.errors import PathError, QueryError
-from jitctx.notes import NoteStore, notes_file
+from jitctx.session.notes import NoteStore, notes_file
 
 
 @pytest.fixture
@@ -150,7 +150,7 @@ def test_issue_22_context_brings_back_the_notes_a_task_matches(ws):
 
 
 def test_issue_22_current_tells_compaction_whether_a_read_is_current(ws):
-    from jitctx.sources import ToolCall
+    from jitctx.window.sources import ToolCall
 
     repo, w = ws
     w.head("list.c", n=5)

@@ -12,7 +12,7 @@ import pytest
 
 from jitctx import Workspace
 from jitctx.errors import QueryError
-from jitctx.notes import NoteStore, notes_file
+from jitctx.session.notes import NoteStore, notes_file
 
 
 @pytest.fixture

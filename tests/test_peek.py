@@ -196,9 +196,9 @@ def test_tail_cost_does_not_read_the_whole_file(repo, ws, monkeypatch):
         def __exit__(self, *exc):
             self.f.close()
 
-    import jitctx.primitives.headtail as peek
+    import jitctx.primitives.headtail as headtail
 
-    monkeypatch.setattr(peek, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
+    monkeypatch.setattr(headtail, "open", lambda *a, **k: Counting(real_open(*a, **k)), raising=False)
     ws.tail("big.txt", 50)
     assert sum(reads) < 200_000
 

@@ -14,7 +14,7 @@ import pytest
 from jitctx.adapters import cli
 from jitctx.errors import PathError, QueryError
 from jitctx.preload import instructions
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 ROOT = "==> AGENTS.md (instructions for the whole repository) <==\n# Root rules\n\nUse tabs. Run `make check` before committing.\n"
 README = "==> README.md (project README) <==\n# preload fixture\n\nA repository with instruction files at many levels.\n\n## Usage\n\nRun it.\n"

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 from fakes_assemble import WordTokenizer
 
-from jitctx.assemble import AssembleConfig, assemble
-from jitctx.providers import TRIMMED_NOTE, anthropic_request, openai_messages
-from jitctx.sources import Message, Source, ToolCall, history_sources, system_source, task_source
+from jitctx.window.assemble import AssembleConfig, assemble
+from jitctx.window.sources import Message, Source, ToolCall, history_sources, system_source, task_source
+from jitctx.window.vendors import TRIMMED_NOTE, anthropic_request, openai_messages
 
 CFG = AssembleConfig(reserve_ratio=0, output="Reply briefly.")
 

@@ -130,7 +130,7 @@ def test_unreadable_files_are_listed_in_greps_order(repo):
 
 
 def test_renders_through_locate_like_the_indexed_answer(repo):
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(repo.root)
     quick, _ = _quick(repo.root, "make greet shout", count=ws.tokenizer.count)
@@ -177,7 +177,7 @@ def test_a_task_without_words_is_the_same_error(repo):
     ],
 )
 def test_same_top_file_as_the_indexed_locate(make_repo, fixture, task):
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     fixed = make_repo(fixture)
     quick, _ = _quick(fixed.root, task)

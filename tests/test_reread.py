@@ -14,7 +14,7 @@ from jitctx import Workspace
 from jitctx.errors import PathError
 from jitctx.refs import Diff, Excerpt, Unchanged
 from jitctx.render import render_text
-from jitctx.reread import add, diff_since, merge, same_lines, spans, uncovered
+from jitctx.session.shown import add, diff_since, merge, same_lines, spans, uncovered
 
 LINES = "".join(f"line {i}\n" for i in range(1, 201))
 

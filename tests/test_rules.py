@@ -11,7 +11,7 @@ from rules_table import CALLS, FILES, FIXTURES, PREFIX, delivered
 
 from jitctx.errors import QueryError
 from jitctx.preload import formats as rules
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -206,7 +206,7 @@ def test_issue_34_when_labels_do_not_fit_the_list_goes_first_then_rules_then_imp
 
 
 def test_issue_34_context_brings_the_rules_of_what_it_located(make_repo):
-    from jitctx.context import context_for_task
+    from jitctx.window.for_task import context_for_task
 
     ws = Workspace(make_repo("rules_all").root)
     ctx = context_for_task(ws, "where is serve defined", budget=6000)

@@ -10,7 +10,7 @@ import os
 import pytest
 
 from jitctx.adapters import cli
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 SECRET = "TOP-SECRET-CONTENT"
 

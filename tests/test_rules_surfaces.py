@@ -17,8 +17,8 @@ from rules_table import CALLS, FIXTURES, PREFIX, delivered
 from jitctx.adapters import cli
 from jitctx.adapters import tools as tools_mod
 from jitctx.adapters.cliview import CliView
+from jitctx.session.workspace import Workspace
 from jitctx.tools import dispatch
-from jitctx.workspace import Workspace
 
 WORKTREE = Path(__file__).resolve().parents[1]
 IDS = [f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CALLS)]

@@ -129,8 +129,8 @@ def _args(op: tuple) -> dict:
 
 def run_session(seed: int, root: Path) -> dict:
     """One random session; returns what it checked. Raises AssertionError on a lie."""
-    from jitctx.compact import compact
-    from jitctx.sources import Message, ToolCall
+    from jitctx.window.compact import compact
+    from jitctx.window.sources import Message, ToolCall
 
     rng = random.Random(seed)
     files = Files(root, rng)

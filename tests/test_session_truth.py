@@ -211,8 +211,8 @@ def _run_hint(w, call: str):
 def test_issue_29_compaction_judges_each_result_and_fetch_again_returns_the_text(make_repo):
     import json
 
-    from jitctx.compact import compact
-    from jitctx.sources import Message, ToolCall
+    from jitctx.window.compact import compact
+    from jitctx.window.sources import Message, ToolCall
 
     repo, w = _ws(make_repo)
     history = [Message("user", "read f.py")]
@@ -245,7 +245,7 @@ def test_issue_29_context_task_reports_staleness(make_repo, capsys):
     import json
 
     from jitctx.adapters.cli import main
-    from jitctx.context import context_for_task
+    from jitctx.window.for_task import context_for_task
 
     repo = make_repo("basic")
     with Workspace(repo.root) as w:

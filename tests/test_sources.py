@@ -7,17 +7,7 @@ from fakes_assemble import FakePreload
 
 from jitctx.errors import QueryError
 from jitctx.refs import Excerpt, FileRef, LineRef, Result
-from jitctx.sources import (
-    Message,
-    Source,
-    ToolCall,
-    evidence_sources,
-    history_sources,
-    item_text,
-    note_source,
-    preload_source,
-    task_source,
-)
+from jitctx.window.sources import Message, Source, ToolCall, evidence_sources, history_sources, item_text, note_source, preload_source, task_source
 
 # -- Source ----------------------------------------------------------------------
 

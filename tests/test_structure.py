@@ -17,7 +17,7 @@ from jitctx.adapters.tools import TOOLS, dispatch
 from jitctx.code.outline import KINDS
 from jitctx.errors import QueryError
 from jitctx.query import KINDS as QUERY_KINDS
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 
 @pytest.fixture
@@ -190,7 +190,7 @@ def test_grep_symbols_make_no_index_and_use_one_once_built(code, monkeypatch):
 
 
 def test_grep_content_warms_the_symbol_imports_while_rg_runs(code, monkeypatch):
-    import jitctx.workspace as workspace
+    import jitctx.session.workspace as workspace
     from jitctx.primitives import search as search_mod
 
     calls = []

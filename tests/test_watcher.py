@@ -22,9 +22,9 @@ from pathlib import Path
 import pytest
 
 from jitctx.adapters import cli
-from jitctx.ledger import Ledger
-from jitctx.watcher import GitPaths, HeadWatcher, classify
-from jitctx.workspace import Workspace
+from jitctx.session.ledger import Ledger
+from jitctx.session.watcher import GitPaths, HeadWatcher, classify
+from jitctx.session.workspace import Workspace
 
 GIT_DATE = "2024-01-01T00:00:00+00:00"
 WAIT = 15.0  # seconds: generous, the machine is shared
@@ -620,10 +620,10 @@ def test_polling_observer(repo, stream):
 
 @pytest.mark.slow
 def test_directories_past_the_cap_are_polled_by_stat(repo, stream, monkeypatch):
-    import jitctx.watcher
+    import jitctx.session.watcher
 
     need_inotify()
-    monkeypatch.setattr(jitctx.watcher, "MAX_WATCHED_DIRS", 1)
+    monkeypatch.setattr(jitctx.session.watcher, "MAX_WATCHED_DIRS", 1)
     ws = _preloaded(repo.root)  # the root directory takes the one native slot
     s = stream(ws)
     ws.head("src/util/helpers.py")

@@ -380,7 +380,7 @@ def subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.
 def _workspace(args, caller: Caller):
     """The call's Workspace. A one-shot call records no deliveries: no later call
     of its session could be told they went stale (``watch`` does record)."""
-    from ..workspace import Workspace
+    from ..session.workspace import Workspace
     from .cliview import CliView
 
     record = args.command == "watch"
@@ -629,8 +629,8 @@ def _shown(ws, path: str) -> str:
 def _cmd_context(args, caller: Caller) -> int:
     import json
 
-    from ..assemble import check_budget
-    from ..context import context_for_task
+    from ..window.assemble import check_budget
+    from ..window.for_task import context_for_task
 
     check_budget(args.budget)  # a bad budget fails before any work
     ws = _workspace(args, caller)

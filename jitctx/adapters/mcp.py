@@ -36,7 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 
 from .. import __version__, cancel
 from ..errors import JitctxError, RepoError
-from ..workspace import Workspace
+from ..session.workspace import Workspace
 from .tools import DEFAULT_MAX_TOKENS, TOOLS, ToolOutput, dispatch, tool_error
 
 __all__ = ["PRELOAD_URI", "JitctxServer", "build_server", "serve"]

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..errors import JitctxError, QueryError
 from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, NotesQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
-from ..workspace import Workspace
+from ..session.workspace import Workspace
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",

@@ -252,7 +252,7 @@ class CodeIndex:
     def priced(self, path: str, found) -> tuple[Definition, ...]:
         """``found`` (definitions of ``path``) with their tokens: what the read that fetches
         each costs, as the caller receives it (``head path=P symbol=Q``, with ``start`` when
-        the name is shared: header, numbered lines, notices; ``peek.read_costs``), counted
+        the name is shared: header, numbered lines, notices; ``headtail.read_costs``), counted
         now through ``count`` (whose cache remembers the numbered lines by content)."""
         if self.count is None or not found:
             return tuple(found)

@@ -39,7 +39,7 @@ __all__ = [
     "excerpt_result",
     "file_lines",
     "fit_excerpt",
-    "peek",
+    "head_or_tail",
     "read_costs",
     "read_head",
     "read_tail",
@@ -248,7 +248,7 @@ def file_lines(data: bytes) -> FileLines:
     return FileLines(out, frozenset(replaced), frozenset(cut))
 
 
-def peek(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Result, Delivered]:
+def head_or_tail(repo: Repo, policy: PathPolicy, q: HeadQuery | TailQuery) -> tuple[Result, Delivered]:
     """Run head or tail: the excerpt with its notices, and the file it delivered.
 
     The file is opened through the policy's opener after the path is checked:

@@ -8,7 +8,7 @@ into a denied file; only regular files; the checks are made on the opened
 file, not on the path), and small metadata files (git's ``HEAD``,
 ``.gitignore``) through :func:`read_small` (non-blocking, bounded). DESIGN
 section 2. Does not own discovery (``repo``), text rules (``text``) or
-reading ranges of lines (``peek``).
+reading ranges of lines (``headtail``).
 """
 
 from __future__ import annotations

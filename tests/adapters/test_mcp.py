@@ -22,8 +22,8 @@ from mcp.client.stdio import stdio_client  # noqa: E402
 import jitctx.preload.prefix  # noqa: E402
 from jitctx.adapters import cli  # noqa: E402
 from jitctx.adapters.mcp import PRELOAD_URI, build_server  # noqa: E402
+from jitctx.session.workspace import Workspace  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
-from jitctx.workspace import Workspace  # noqa: E402
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 60

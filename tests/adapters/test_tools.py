@@ -17,8 +17,8 @@ from jitctx.adapters import cli
 from jitctx.adapters.tools import MAX_ARGUMENT_BYTES, TOOLS, parse_arguments
 from jitctx.errors import QueryError
 from jitctx.render import age
+from jitctx.session.workspace import Workspace
 from jitctx.tools import DEFAULT_MAX_TOKENS, FORMATS, ToolOutput, dispatch, export_schemas
-from jitctx.workspace import Workspace
 
 WORKTREE = Path(__file__).resolve().parents[2]
 

@@ -4,8 +4,8 @@ Owns turning sources into one window that fits a token budget: which
 sources are kept, cut or evicted and why, the fixed section layout with the
 stable prefix first, exact token counts per section and the prefix hash.
 Does not own what a source is or how history is grouped (``sources``), the
-report values (``window``), provider shapes (``providers``), nor how evidence
-is found for a task (``context``).
+report values (``context``), provider shapes (``vendors``), nor how evidence
+is found for a task (``for_task``).
 
 Pipeline::
 
@@ -32,11 +32,11 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from typing import Any
 
-from .errors import QueryError
-from .query import check_count
+from ..errors import QueryError
+from ..query import check_count
+from ..tokens.tokenizer import fit_lines
+from .context import Context, Cut, Eviction, Section
 from .sources import Message, Source, item_text
-from .tokens.tokenizer import fit_lines
-from .window import Context, Cut, Eviction, Section
 
 __all__ = ["AssembleConfig", "Context", "Cut", "Eviction", "Section", "assemble", "check_budget"]
 
@@ -373,7 +373,7 @@ def assemble(
     budget = check_budget(budget)
     available = cfg.available(budget)
     if tokenizer is None:
-        from .tokens.tokenizer import get_tokenizer
+        from ..tokens.tokenizer import get_tokenizer
 
         tokenizer = get_tokenizer()
     tok = tokenizer

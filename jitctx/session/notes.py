@@ -30,7 +30,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from .errors import QueryError
+from ..errors import QueryError
 
 __all__ = ["MAX_NOTES", "MAX_TEXT", "Note", "NoteStore", "answer", "definitions_sha", "file_sha", "notes_file", "stale_of", "words"]
 
@@ -41,7 +41,7 @@ VERSION = 1
 
 def notes_file(root: str, cache: str | None = None) -> str:
     """Where the notes of ``root`` live (beside the code index, in ``notes/``)."""
-    from .cache.folders import index_file
+    from ..cache.folders import index_file
 
     index = index_file(root, cache)  # <cache>/index/<name>-<digest>.sqlite
     return os.path.join(os.path.dirname(os.path.dirname(index)), "notes", os.path.basename(index)[: -len(".sqlite")] + ".json")
@@ -65,7 +65,7 @@ class Note:
     def render(self, now: float | None, view) -> str:
         """The note in text: ``#id  age  [about ...]  [stale: ...]``, then its text
         (a list shows the first line only)."""
-        from .render import age, show_name
+        from ..render import age, show_name
 
         about = [view.path(p) for p, _ in self.paths] + [s for s, _ in self.symbols]
         parts = [f"#{self.id}", age(self.created, now)]
@@ -322,7 +322,7 @@ def answer(store: NoteStore, q, policy, code: Callable[[], object]):
     (definitions of a symbol)."""
     from dataclasses import replace
 
-    from .refs import Result
+    from ..refs import Result
 
     if q.action == "add":
         ties = tuple((t.path, file_sha(policy, t.path)) for t in (policy.resolve(p, want="file") for p in q.paths))
@@ -369,7 +369,7 @@ def file_sha(policy, rel: str) -> str:
 
 
 def _current_sha(policy, rel: str) -> str | None:
-    from .errors import JitctxError
+    from ..errors import JitctxError
 
     try:
         return file_sha(policy, policy.resolve(rel, want="file").path)
@@ -382,7 +382,7 @@ def definitions_sha(policy, code, name: str, *, must: bool = False) -> str | Non
     if there is none now (``must``: an error naming it instead)."""
     import hashlib
 
-    from .errors import JitctxError
+    from ..errors import JitctxError
 
     found = code.symbols(name, under="", kind=None, limit=50).results
     hits = sorted((s for s in found if s.qualname == name or s.name == name), key=lambda s: (s.path, s.start_line))

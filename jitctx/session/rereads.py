@@ -8,7 +8,7 @@ unchanged note, only the lines not held, the diff since shown, or the lines,
 each saying so when the file changed since any earlier delivery); recording
 what the caller holds after it; and judging whether an earlier answer's own
 content is still current (compaction's placeholders). Does not own the rules
-(``reread``, pure), reading lines (``peek``) or the session's other fields (the
+(``shown``, pure), reading lines (``primitives.headtail``) or the session's other fields (the
 Workspace fills ``stale``, ``instructions`` and ``git_head``).
 """
 
@@ -21,10 +21,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .hints import call
-from .query import HeadQuery, TailQuery
-from .refs import Result
-from .reread import Known, Seen, Shown
+from ..hints import call
+from ..query import HeadQuery, TailQuery
+from ..refs import Result
+from .shown import Known, Seen, Shown
 
 __all__ = ["Answer", "Now", "Rereads", "tool_of"]
 
@@ -43,7 +43,7 @@ class Now:
     def __init__(self, path: str, real: Path, data: bytes, st: os.stat_result, at_ns: int) -> None:
         import hashlib
 
-        from .refs import mtime_of
+        from ..refs import mtime_of
 
         self.path, self.real, self._data = path, real, data
         self.sha256 = hashlib.sha256(data).hexdigest()
@@ -58,14 +58,14 @@ class Now:
     @property
     def keep(self) -> bool:
         """Small enough for its shown text to be kept (for diffs and line-by-line judgement)."""
-        from .reread import DIFF_LIMIT
+        from .shown import DIFF_LIMIT
 
         return self.size <= DIFF_LIMIT
 
     def lines(self) -> list[str]:
         if self._lines is None:
-            from .primitives.headtail import file_lines
-            from .text.redact import redact_lines
+            from ..primitives.headtail import file_lines
+            from ..text.redact import redact_lines
 
             got = file_lines(self._data)
             shown, _, _ = redact_lines(got.lines)
@@ -113,8 +113,8 @@ class Rereads:
         """The file a read names, read once, or ``None`` when it cannot be judged here (the
         read itself then says why, or reads it as usual: binary, over 8 MiB). A file the
         session was shown and that is gone since is an error that says so."""
-        from .errors import JitctxError, PathError
-        from .text.lines import is_binary
+        from ..errors import JitctxError, PathError
+        from ..text.lines import is_binary
 
         at = time.time_ns()
         try:
@@ -137,7 +137,7 @@ class Rereads:
     def gone(self, path: str, exc) -> None:
         """Raise ``exc`` (a PathError) again saying when the file was shown, if it was and it is
         not found now; else return."""
-        from .errors import PathError
+        from ..errors import PathError
 
         seen = self.shown.get(path) if exc.reason == "not_found" else None
         if seen is not None and seen.last_turn:
@@ -149,8 +149,8 @@ class Rereads:
         """The answer to ``q`` from ``now``: an unchanged note, only the lines not held, the diff
         since shown, or the lines as asked (``force``: the lines); a file changed since any
         earlier delivery says so, whatever the lines asked for."""
-        from .refs import Diff, Unchanged
-        from .reread import diff_since, same_lines, spans, turns_in, uncovered
+        from ..refs import Diff, Unchanged
+        from .shown import diff_since, same_lines, spans, turns_in, uncovered
 
         rel, new = now.path, now.lines()
         total = len(new)
@@ -213,8 +213,8 @@ class Rereads:
 
     def _lines(self, q, now: Now, a: int, b: int, carry: Known, seen: Seen | None, changed: bool, ignored: bool, said: str | None = None, *, tool: str | None = None) -> Answer:
         """Lines ``a``-``b`` of ``now`` as an excerpt with head's notices and the redactions in them."""
-        from .primitives.headtail import Span, excerpt_result
-        from .text.redact import Finding, redaction_note
+        from ..primitives.headtail import Span, excerpt_result
+        from ..text.redact import Finding, redaction_note
 
         new = now.lines()
         lines = new[a - 1 : b] if a <= b else []
@@ -234,7 +234,7 @@ class Rereads:
     def _changed(self, rel: str, seen: Seen, carry: Known, shown: tuple[int, int]) -> str:
         """The notice of a file changed since the caller was last shown any of it: which of the
         lines it holds differ now (outside those this answer shows), or that none do."""
-        from .reread import merge, spans, uncovered
+        from .shown import merge, spans, uncovered
 
         held = []
         for s, e in spans(seen.known):
@@ -250,8 +250,8 @@ class Rereads:
 
     def record(self, ans: Answer, res: Result, now: Now, turn: int) -> None:
         """What the caller holds after ``res`` (the answer as finally shown, after any cut)."""
-        from .refs import Excerpt
-        from .reread import add
+        from ..refs import Excerpt
+        from .shown import add
 
         known = ans.known
         e = res.results[0] if res.results else None
@@ -261,7 +261,7 @@ class Rereads:
 
     def read_lines(self, now: Now, a: int, b: int, turn: int) -> None:
         """Lines ``a``-``b`` of ``now`` were shown outside a head (``context --task``'s regions)."""
-        from .reread import add, same_lines
+        from .shown import add, same_lines
 
         seen = self.shown.get(now.path)
         carry: Known = []
@@ -274,7 +274,7 @@ class Rereads:
 
     def outline_note(self, rel: str, now: Now, limit: int) -> Result | None:
         """The note for an outline of unchanged content shown whole before, or ``None``."""
-        from .refs import Unchanged
+        from ..refs import Unchanged
 
         got = self.outlines.get(rel)
         if got is None or got[3] != now.sha256 or got[2] < limit:
@@ -303,8 +303,8 @@ class Rereads:
         The answer is being cleared from the caller's window (compaction asks only about
         those): the lines it showed are no longer counted as held, so a later read shows
         them again rather than a note pointing at text the caller no longer has."""
-        from .errors import PathError
-        from .reread import same_lines, spans, uncovered
+        from ..errors import PathError
+        from .shown import same_lines, spans, uncovered
 
         held, claims = _held(content)
         if not held and not claims:

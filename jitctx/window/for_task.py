@@ -40,8 +40,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from ..hints import call
 from .assemble import AssembleConfig, Context, assemble, check_budget
-from .hints import call
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
 
 __all__ = ["DEFAULT_SYSTEM", "FILES", "context_for_task"]
@@ -91,7 +91,7 @@ def _part(e, weights: dict[str, int], cap: int, count):
     as an excerpt of at most ``cap`` tokens (None: not one line fits)."""
     from dataclasses import replace
 
-    from .code import words as W
+    from ..code import words as W
 
     lines = e.content.split("\n")
     if lines and lines[-1] == "":
@@ -263,7 +263,7 @@ def _context_for_task(
     try:
         found = ws.locate(task, limit=FILES, file_tokens=False)
     except Exception as exc:
-        from .errors import QueryError
+        from ..errors import QueryError
 
         if isinstance(exc, QueryError) and exc.fields.get("field") == "task":
             raise
@@ -281,7 +281,7 @@ def _context_for_task(
     base: list[Any] = [system_source(system)] if system else []
     base += [*pre_sources, *note_sources, *hist]
     if stale:  # as every result says it: files the caller was shown that changed since
-        from .render import stale_line
+        from ..render import stale_line
 
         base.append(Source("stale", "context", "".join(stale_line(s) + "\n" for s in stale), relevance=1.0, priority=200, label="stale (changed since shown)"))
 
@@ -318,7 +318,7 @@ def _kept_notes(ws, task: str, warnings: list[str]) -> list[Source]:
     """The kept notes the task matches (shared words), most shared first, as note sources."""
     import os
 
-    from .notes import words
+    from ..session.notes import words
 
     if not hasattr(ws, "note_store"):  # a stand-in workspace (tests, embedders)
         return []
@@ -351,7 +351,7 @@ def _said(said: list[str]) -> str:
 
 
 def _summary(regions: int, tokens: int, files: int, found, said: list[str], task: str) -> str:
-    from .query import MAX_LOCATE
+    from ..query import MAX_LOCATE
 
     parts = []
     if regions:

@@ -17,21 +17,21 @@ from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from functools import wraps
 
-from .query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
-from .refs import Result
-from .repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
-from .repo.universe import Repo, find_root
-from .text.redact import redact_result
-from .tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
+from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
+from ..refs import Result
+from ..repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+from ..repo.universe import Repo, find_root
+from ..text.redact import redact_result
+from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
     from typing import TextIO
 
-    from .code.structure import CodeIndex
+    from ..code.structure import CodeIndex
+    from ..preload.nested import NestedInstructions
+    from ..render import View
     from .ledger import Ledger
-    from .preload.nested import NestedInstructions
-    from .render import View
     from .rereads import Rereads
 
 __all__ = ["Refreshed", "Workspace"]
@@ -67,7 +67,7 @@ class Workspace:
     only): a head, tail or outline of content this session was shown and that
     is unchanged answers with a short note, only the lines not yet shown, or for
     a changed file the diff against what was shown when it is smaller
-    (:mod:`jitctx.reread`); ``force=True`` on a call, or ``rereads=False`` here,
+    (:mod:`jitctx.session.shown`); ``force=True`` on a call, or ``rereads=False`` here,
     shows the text again. ``formats``: which agents' instruction and rule files
     are read (:data:`jitctx.preload.formats.FORMATS`, a list or a comma-separated string;
     default ``$JITCTX_FORMATS``, else all), for the prefix and just-in-time
@@ -123,7 +123,7 @@ class Workspace:
     def set_formats(self, formats: tuple[str, ...] | list[str] | str | None) -> None:
         """Which agents' instruction and rule files are read from the next call on
         (``None``: ``$JITCTX_FORMATS``, else all); a bad name is a ``QueryError``."""
-        from .preload.formats import check_formats
+        from ..preload.formats import check_formats
 
         checked = check_formats(formats if formats is not None else os.environ.get("JITCTX_FORMATS") or None)
         self._formats = checked
@@ -132,7 +132,7 @@ class Workspace:
 
     @property
     def ledger(self) -> Ledger:
-        """What this session delivered (:class:`jitctx.ledger.Ledger`)."""
+        """What this session delivered (:class:`jitctx.session.ledger.Ledger`)."""
         if self._ledger is None:
             from .ledger import Ledger
 
@@ -146,7 +146,7 @@ class Workspace:
         """The instruction files met just in time (:class:`jitctx.preload.nested.NestedInstructions`),
         made on first use: a grep imports it while rg runs."""
         if self._nested is None:
-            from .preload.nested import NestedInstructions
+            from ..preload.nested import NestedInstructions
 
             with self._lock:
                 if self._nested is None:
@@ -160,7 +160,7 @@ class Workspace:
     def tokenizer(self) -> Tokenizer:
         """Loaded on first use (~150 ms), then shared."""
         if self._tokenizer is None:
-            from .tokens.tokenizer import get_tokenizer
+            from ..tokens.tokenizer import get_tokenizer
 
             self._tokenizer = get_tokenizer(self.encoding)
         return self._tokenizer
@@ -193,7 +193,7 @@ class Workspace:
         ``options``: the other fields of :class:`jitctx.query.FindQuery`
         (``sort``, ``limit``, ``include_ignored``, ``ignore_case``).
         """
-        from .primitives.find import find
+        from ..primitives.find import find
 
         res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
         return self._finish(res, paths, max_tokens, content=False)
@@ -207,9 +207,9 @@ class Workspace:
         q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
         if q.symbol is None:
             return self._peek(q, max_tokens)
-        from .code.structure import resolve_file
-        from .errors import PathError
-        from .query import MAX_LINES
+        from ..code.structure import resolve_file
+        from ..errors import PathError
+        from ..query import MAX_LINES
 
         try:
             rel = resolve_file(self.policy, q.path)
@@ -238,12 +238,12 @@ class Workspace:
         return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
 
     def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
-        from .primitives.headtail import peek
+        from ..primitives.headtail import head_or_tail
 
         rr = self._rereads
         now = rr.now(q.path) if rr is not None else None
         if rr is None or now is None:
-            res, delivered = peek(self.repo, self.policy, q)
+            res, delivered = head_or_tail(self.repo, self.policy, q)
             head = self.head_sha()
             self._record_all([delivered], head)
             self._fill(res, [delivered.path], content=True, head=head)
@@ -262,8 +262,8 @@ class Workspace:
     def _cut(self, res: Result, max_tokens: int | None, asked: tuple[int, int] | None = None, *, until: int | None = None) -> Result:
         """An excerpt priced and cut to the token cap, with the call that reads on (past
         ``asked`` when only part of the lines asked for are shown; none past ``until``, a
-        definition shown to its end: see ``peek.add_read_on``)."""
-        from .primitives.headtail import add_read_on, fit_excerpt
+        definition shown to its end: see ``headtail.add_read_on``)."""
+        from ..primitives.headtail import add_read_on, fit_excerpt
 
         cap = self._cap(max_tokens)
         if cap is not None:
@@ -283,7 +283,7 @@ class Workspace:
     def code(self) -> CodeIndex:
         """The code-structure index of this repository (opened on first use)."""
         if self._code is None:
-            from .code.structure import CodeIndex
+            from ..code.structure import CodeIndex
 
             with self._lock:
                 if self._code is None:
@@ -298,7 +298,7 @@ class Workspace:
         exact tokens. A file type without a grammar: an empty result whose
         notice says so. In a session, an outline of unchanged content shown before
         is a short note (``force`` lists it again)."""
-        from .code.structure import resolve_file
+        from ..code.structure import resolve_file
 
         q = OutlineQuery.make(path=path, limit=limit, force=force)
         rel = resolve_file(self.policy, q.path)
@@ -333,7 +333,7 @@ class Workspace:
 
     def _build_state(self, code) -> str:
         """Start (or find) the background build; say how far it is."""
-        from .code import build
+        from ..code import build
 
         index_path = code.index.path
         if index_path is None:
@@ -356,7 +356,7 @@ class Workspace:
         ``before``/``after``/``context``, ``mode``, ``limit``, ``offset``,
         ``include_ignored``, ``backend``, ``timeout``).
         """
-        from .primitives.search import search
+        from ..primitives.search import search
 
         q = SearchQuery.make(pattern=pattern, path=path, **options)
         res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else _warm_results)
@@ -365,7 +365,7 @@ class Workspace:
 
     def _add_symbols(self, res: Result) -> None:
         """Content matches carry ``symbol``: the innermost definition around them (DESIGN 9)."""
-        from .refs import LineRef
+        from ..refs import LineRef
 
         lines = [r for r in res.results if isinstance(r, LineRef)]
         if not lines:
@@ -399,10 +399,10 @@ class Workspace:
         empty task, only stop words) is a ``QueryError`` naming it.
         ``file_tokens=False`` skips pricing whole files (regions are always priced).
         """
-        from .locate.rank import locate, to_result
-        from .query import LocateQuery
-        from .refs import mtime_of
-        from .text.redact import redact_text
+        from ..locate.rank import locate, to_result
+        from ..query import LocateQuery
+        from ..refs import mtime_of
+        from ..text.redact import redact_text
 
         started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
@@ -427,7 +427,7 @@ class Workspace:
                 return data, mtime_of(st)
 
             if plan.mode == "quick":
-                from .locate.quick import quick_locate
+                from ..locate.quick import quick_locate
 
                 found = quick_locate(
                     self.repo,
@@ -451,13 +451,13 @@ class Workspace:
     def _plan_index(self, code):
         """How far the code index is from the tree (``build.plan``), with the universe's
         entries when the plan needed them."""
-        from .code.build import plan
+        from ..code.build import plan
 
         return plan(code, code.repo.files, code.entries, stored=code.index.path is not None, estimate=code.repo.tracked_count())
 
     def _building(self, code, plan) -> str:
         """Start (or find) the background build and say what this answer rests on."""
-        from .code import build
+        from ..code import build
 
         index_path = code.index.path
         if index_path is None:
@@ -480,7 +480,7 @@ class Workspace:
 
     def current(self, call, content: str | None = None) -> bool | None:
         """Whether what a jitctx tool call returned is still current; the ``is_current`` of
-        :func:`jitctx.compact.compact`, which passes the result's ``content``.
+        :func:`jitctx.window.compact.compact`, which passes the result's ``content``.
 
         With ``content`` (head, tail, outline in a session): judged by that content itself,
         the text or JSON the caller kept: every line it shows is the file's line now (an
@@ -491,7 +491,7 @@ class Workspace:
         files, nothing in the content to judge, a file over 8 MiB or binary)."""
         import json
 
-        from .errors import JitctxError, PathError
+        from ..errors import JitctxError, PathError
 
         if getattr(call, "name", None) not in ("head", "tail", "outline"):
             return None
@@ -515,8 +515,8 @@ class Workspace:
 
     def _outline_current(self, rel: str, args: dict, content: str) -> bool | None:
         """An outline's text against the outline of the file now: the same rows, or not."""
-        from .errors import JitctxError
-        from .render import render_text
+        from ..errors import JitctxError
+        from ..render import render_text
 
         rows = [ln for ln in content.split("\n") if ln and not ln.startswith(("==>", "["))]
         rr = self._rereads
@@ -536,19 +536,19 @@ class Workspace:
 
     @_one_call
     def notes(self, action: str, text: str | None = None, *, id: int | None = None, paths=(), symbols=(), max_tokens: int | None = None) -> Result:
-        """Notes kept outside the window and the tree, per repository (:mod:`jitctx.notes`):
+        """Notes kept outside the window and the tree, per repository (:mod:`jitctx.session.notes`):
         ``add`` (``text``, optionally tied to ``paths`` and ``symbols``), ``list``, ``read``
         (``id``), ``delete`` (``id``). A note whose paths or symbols changed since it was
         written is marked stale when listed or read."""
+        from ..query import NotesQuery
         from .notes import answer
-        from .query import NotesQuery
 
         q = NotesQuery.make(action=action, text=text, id=id, paths=paths, symbols=symbols)
         res, shown = answer(self.note_store(), q, self.policy, lambda: self.code)
         return self._finish(res, shown, max_tokens, content=False)
 
     def note_store(self):
-        """The notes of this repository (:class:`jitctx.notes.NoteStore`)."""
+        """The notes of this repository (:class:`jitctx.session.notes.NoteStore`)."""
         from .notes import NoteStore
 
         return NoteStore(str(self.root))
@@ -560,9 +560,9 @@ class Workspace:
         as read. For ``context_for_task``: one open per file instead of a ``head`` per region."""
         import time
 
-        from .refs import Excerpt
+        from ..refs import Excerpt
+        from ..text.redact import Finding, redaction_note
         from .rereads import READ_LIMIT, Now
-        from .text.redact import Finding, redaction_note
 
         at = time.time_ns()
         target = self.policy.resolve(path, want="file")
@@ -592,7 +592,7 @@ class Workspace:
                     if start <= min(end, len(lines)):
                         self._rereads.read_lines(now, start, min(end, len(lines)), self.turn)
         elif self._record:
-            from .refs import Delivered
+            from ..refs import Delivered
 
             self.ledger.record_all([Delivered(target.path, target.real, "read")], head)
         return res
@@ -619,7 +619,7 @@ class Workspace:
         need the session's current prefix (the assembler, the MCP resource)
         reuse it instead of re-rendering it between refreshes.
         """
-        from .preload.prefix import check_budgets, preload
+        from ..preload.prefix import check_budgets, preload
 
         check_budgets(budget, readme_budget)
         if fallbacks is not None and tuple(fallbacks) != self.nested.fallbacks:
@@ -682,7 +682,7 @@ class Workspace:
         cap = self._cap(max_tokens)
         if cap is None:
             return res
-        from .render import fit_tokens
+        from ..render import fit_tokens
 
         return fit_tokens(res, cap, self.tokenizer, self.view)
 
@@ -802,7 +802,7 @@ class Workspace:
         import time
 
         if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
-            from .errors import QueryError
+            from ..errors import QueryError
 
             raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
         if timeout is not None and math.isinf(timeout):
@@ -882,7 +882,7 @@ class Refreshed:
 
 def _warm_results() -> None:
     """While grep's rg runs: the imports its result needs next (the just-in-time instructions)."""
-    from .preload import nested  # noqa: F401
+    from ..preload import nested  # noqa: F401
 
 
 def _warm_symbols() -> None:
@@ -891,6 +891,6 @@ def _warm_symbols() -> None:
     _warm_results()
     import hashlib  # noqa: F401
 
-    from .code import outline, parse  # noqa: F401
+    from ..code import outline, parse  # noqa: F401
 
     parse.warm()

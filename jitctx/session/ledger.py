@@ -17,7 +17,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
-from .refs import Delivered
+from ..refs import Delivered
 
 __all__ = ["MISSING", "Delivery", "Ledger", "Seen", "hash_file", "judge", "observe", "stat_sig"]
 

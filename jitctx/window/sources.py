@@ -26,10 +26,10 @@ import math
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from .errors import QueryError
-from .hints import call
-from .refs import Excerpt, FileRef, LineRef, Result
-from .render import human_size
+from ..errors import QueryError
+from ..hints import call
+from ..refs import Excerpt, FileRef, LineRef, Result
+from ..render import human_size
 
 __all__ = [
     "KINDS",

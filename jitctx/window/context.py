@@ -116,12 +116,12 @@ class Context:
 
     def to_openai(self) -> list[dict[str, Any]]:
         """OpenAI chat messages: system = stable prefix, the kept history, then one user turn."""
-        from .providers import openai_messages
+        from .vendors import openai_messages
 
         return openai_messages(self.stable_text, self.messages, self._turn_text())
 
     def to_anthropic(self) -> dict[str, Any]:
         """Anthropic ``system`` + ``messages``, a ``cache_control`` breakpoint ending the stable prefix."""
-        from .providers import anthropic_request
+        from .vendors import anthropic_request
 
         return anthropic_request(self.stable_text, self.messages, self._turn_text())

@@ -15,7 +15,7 @@ and since which turn) and the pure rules of a re-read (issues 22 and 29):
   lines still equal at their numbers; never more.
 
 Content decides, never mtime. No I/O: ``rereads`` reads, asks and records.
-Does not own staleness reports (the ledger) or reading files (``peek``).
+Does not own staleness reports (the ledger) or reading files (``headtail``).
 """
 
 from __future__ import annotations

@@ -22,10 +22,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from typing import Any
 
-from .errors import QueryError
-from .query import check_count
+from ..errors import QueryError
+from ..query import check_count
+from ..tokens.tokenizer import Tokenizer, get_tokenizer
 from .sources import Message, Source, ToolCall, history_sources, item_text
-from .tokens.tokenizer import Tokenizer, get_tokenizer
 
 __all__ = ["DEFAULT_KEEP_RECENT", "MAX_CALL_CHARS", "ClearedResult", "Compaction", "call_text", "compact", "is_cleared"]
 
@@ -193,7 +193,7 @@ def _refetch(call: ToolCall) -> ToolCall:
 def _shown_call(call: ToolCall) -> str:
     """The fetch-again call as a placeholder shows it: never a secret a call's arguments
     held (then it is named by id, as a long call is)."""
-    from .text.redact import redact_text
+    from ..text.redact import redact_text
 
     text = call_text(_refetch(call))
     if redact_text(text)[1]:
