@@ -125,7 +125,7 @@ def stop_servers(runtime: str, cache: str | None = None) -> None:
     in this process): a test stops every process it started."""
     from jitctx import procs
     from jitctx.code import build
-    from jitctx.servers import running
+    from jitctx.server.registry import running
 
     folder = runtime if os.path.basename(runtime) in ("jitctx", "run") else os.path.join(runtime, "jitctx")
     pids = running(folder)

@@ -55,8 +55,9 @@ def test_issue_35_a_call_for_another_root_is_handed_back_with_nothing_written(re
 
 
 def test_issue_35_the_server_swaps_no_process_stream_and_sets_no_global():
-    from jitctx import calls, server
     from jitctx.repo import universe as repo
+    from jitctx.server import request as calls
+    from jitctx.server import serve as server
 
     assert not hasattr(repo, "CALLER_CWD") and not hasattr(cli, "_CALLER") and not hasattr(cli, "Elsewhere")
     assert not hasattr(calls, "Switch") and not hasattr(server.Server, "_install_streams")

@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from jitctx.livelist import LiveListing
 from jitctx.repo.universe import Repo
+from jitctx.server.kept_listing import LiveListing
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="native folder events (inotify) are Linux's")
 
@@ -163,7 +163,7 @@ def test_issue_21_an_overflow_or_a_lost_barrier_is_never_answered_from_memory(li
 def test_issue_21_missed_events_are_found_by_the_folder_check(live, monkeypatch):
     """Native events that never came (a network file system): the periodic check of the
     folders' signatures finds the folder that changed and lists it again."""
-    import jitctx.livelist as livelist
+    import jitctx.server.kept_listing as livelist
 
     repo, kept = live
     assert kept._watch is not None
@@ -190,7 +190,7 @@ def test_issue_21_missed_events_are_found_by_the_folder_check(live, monkeypatch)
 
 
 def test_issue_21_a_server_never_answers_from_a_listing_on_a_network_file_system(tmp_path, monkeypatch):
-    import jitctx.livelist as livelist
+    import jitctx.server.kept_listing as livelist
 
     monkeypatch.setattr(livelist, "remote_fs", lambda root: "nfs4")
     r = Repo(tmp_path)
@@ -201,7 +201,7 @@ def test_issue_21_a_server_never_answers_from_a_listing_on_a_network_file_system
 
 
 def test_issue_21_mountinfo_names_network_file_systems():
-    from jitctx.livelist import remote_fs
+    from jitctx.server.kept_listing import remote_fs
 
     info = (
         "22 1 0:21 / / rw,relatime - ext4 /dev/vda rw\n"
@@ -223,7 +223,7 @@ def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_
     which limit and what happens, and it is tried again later (then it is kept)."""
     import errno
 
-    import jitctx.livelist as livelist
+    import jitctx.server.kept_listing as livelist
     from jitctx.session import watcher
 
     repo = make_repo("basic")

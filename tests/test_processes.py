@@ -23,9 +23,10 @@ from pathlib import Path
 import pytest
 from hostile_support import subprocess_env
 
-from jitctx import __version__, endpoint, procs
+from jitctx import __version__, procs
 from jitctx.cache.folders import index_file
 from jitctx.code import build
+from jitctx.server import protocol
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="/proc, SO_PEERCRED, flock"),
@@ -281,7 +282,7 @@ def test_issue_30_the_least_recently_used_server_leaves_for_a_new_one(make_repo)
 
 def test_issue_30_a_root_called_once_or_twice_starts_no_server(make_repo):
     """The default mode: a root's first two calls are answered in process and leave only a
-    mark; its third (within endpoint.SEEN_WINDOW) starts the server for the calls after it."""
+    mark; its third (within protocol.SEEN_WINDOW) starts the server for the calls after it."""
     repo = make_repo("basic")
     env = subprocess_env()
     env.pop("JITCTX_SERVER")
@@ -325,7 +326,7 @@ def test_issue_30_servers_start_two_at_a_time(make_repo):
 
 
 def test_issue_30_a_root_used_once_leaves_early():
-    from jitctx.server import IDLE, IDLE_FIRST, Server
+    from jitctx.server.serve import IDLE, IDLE_FIRST, Server
 
     s = Server("/nonexistent-root")
     assert s._idle_limit() == IDLE_FIRST < IDLE
@@ -338,9 +339,9 @@ def test_issue_30_a_root_used_once_leaves_early():
 
 
 def _socket_of(root: Path, env: dict) -> str:
-    folder = endpoint.run_dir(env)
+    folder = protocol.run_dir(env)
     assert folder is not None
-    path = endpoint.socket_name(folder, str(root), endpoint.fingerprint(env, endpoint.PACKAGE, __version__))
+    path = protocol.socket_name(folder, str(root), protocol.fingerprint(env, protocol.PACKAGE, __version__))
     assert path is not None
     return path
 
@@ -392,8 +393,8 @@ def test_issue_30_a_stopped_server_costs_a_call_a_few_seconds_and_holds_nothing(
 
 
 def _request(root: Path, env: dict, *, columns: str = "80", out: str = "utf-8:strict:0:0", err: str = "utf-8:backslashreplace:1:0", argv=("glob", "*.md")) -> bytes:
-    digest = endpoint.digest(endpoint.fingerprint(env, endpoint.PACKAGE, __version__))
-    return endpoint.encode_request([endpoint.PROTOCOL, digest, str(root), "", columns, out, err, *argv])
+    digest = protocol.digest(protocol.fingerprint(env, protocol.PACKAGE, __version__))
+    return protocol.encode_request([protocol.PROTOCOL, digest, str(root), "", columns, out, err, *argv])
 
 
 def _exchange(path: str, request: bytes, fds: list[int] | None = None) -> bytes:
@@ -428,7 +429,7 @@ def test_issue_30_malformed_requests_are_refused_and_the_server_stays(make_repo,
         _request(repo.root, env, err="utf-8:bogus-errors:0:0"),
         (50 << 20).to_bytes(4, "big") + b"x",
         b"\xff\xff",
-        endpoint.encode_request(["jitctx-serve/2"]),
+        protocol.encode_request(["jitctx-serve/2"]),
     ):
         said = _exchange(path, bad)
         assert said in (b"", b"protocol\n"), said

@@ -198,7 +198,7 @@ def test_issue_21_a_call_for_another_fingerprint_is_refused_and_answered_in_proc
     root = repo.root
     jitctx("glob", "*.md", cwd=root, server=True)
     path = next((Path(os.environ["XDG_RUNTIME_DIR"]) / "jitctx").glob("*.sock"))
-    from jitctx import endpoint
+    from jitctx.server import protocol as endpoint
 
     request = endpoint.encode_request([endpoint.PROTOCOL, "0" * 32, str(root), "", "80", "utf-8:strict:0:0", "utf-8:backslashreplace:1:0", "glob", "*.md"])
     r, w = os.pipe()

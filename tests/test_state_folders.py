@@ -17,7 +17,8 @@ from pathlib import Path
 import pytest
 from hostile_support import subprocess_env
 
-from jitctx import __version__, endpoint
+from jitctx import __version__
+from jitctx.server import protocol
 
 pytestmark = [
     pytest.mark.skipif(not sys.platform.startswith("linux"), reason="the server's run folder checks are Linux's"),
@@ -31,9 +32,9 @@ def run(*argv: str, cwd: Path, **env: str) -> subprocess.CompletedProcess:
 
 def server_path(root: Path, kind: str) -> Path:
     env = subprocess_env()
-    folder = endpoint.run_dir(env)
+    folder = protocol.run_dir(env)
     assert folder is not None
-    sock = endpoint.socket_name(folder, str(root), endpoint.fingerprint(env, endpoint.PACKAGE, __version__))
+    sock = protocol.socket_name(folder, str(root), protocol.fingerprint(env, protocol.PACKAGE, __version__))
     assert sock is not None
     return Path(sock[: -len(".sock")] + kind)
 

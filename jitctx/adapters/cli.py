@@ -755,7 +755,7 @@ _COMMANDS = {
     "mcp": _cmd_mcp,
     "session": _cmd_session,
     "index": _cmd_index,
-}  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server), which sits above the CLI
+}  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server.serve), which sits above the CLI
 
 
 def main(argv: list[str] | None = None, *, caller: Caller | None = None) -> int:
@@ -798,7 +798,11 @@ def main(argv: list[str] | None = None, *, caller: Caller | None = None) -> int:
     from ..errors import JitctxError
 
     if args.command not in _COMMANDS:  # serve: the server runs the CLI, so the CLI does not start it
-        _error(caller.err, f"jitctx {args.command} is run by the jitctx command (jitctx.client), not by adapters.cli.main", "run it from a shell, or call jitctx.server.main(argv)")
+        _error(
+            caller.err,
+            f"jitctx {args.command} is run by the jitctx command (jitctx.client), not by adapters.cli.main",
+            "run it from a shell, or call jitctx.server.serve.main(argv)",
+        )
         return EXIT_ERROR
     try:
         caller.elsewhere = _elsewhere(args, caller)

@@ -25,7 +25,7 @@ from .policy import read_small
 
 TYPE_CHECKING = False  # as typing's, without importing typing (start-up)
 if TYPE_CHECKING:
-    from ..livelist import LiveListing
+    from ..server.kept_listing import LiveListing
 
 __all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
 

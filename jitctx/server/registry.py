@@ -20,7 +20,8 @@ import stat
 import sys
 from pathlib import Path
 
-from . import endpoint, procs
+from .. import procs
+from . import protocol
 
 __all__ = ["Unusable", "ask", "everyone", "held", "private_file", "running", "status_all", "status_text", "stop_all"]
 
@@ -33,7 +34,7 @@ class Unusable(Exception):
 def private_file(path: str, *, create: bool) -> int:
     """Open a file of the run folder as untrusted (``cache.open_untrusted``), read and
     write; raises ``Unusable`` naming what is there."""
-    from .cache.folders import open_untrusted
+    from ..cache.folders import open_untrusted
 
     try:
         return open_untrusted(path, os.O_RDWR | (os.O_CREAT if create else 0))
@@ -84,7 +85,7 @@ def ask(path: str, what: str, *, timeout: float = 5.0) -> str | None:
             cred = s.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, 12)
             if int.from_bytes(cred[4:8], sys.byteorder) != os.getuid():
                 return None
-            s.sendall(endpoint.encode_request([endpoint.CONTROL, what]))
+            s.sendall(protocol.encode_request([protocol.CONTROL, what]))
             chunks = []
             while chunk := s.recv(65536):
                 chunks.append(chunk)
@@ -153,7 +154,7 @@ def _status_of(p: procs.Proc) -> dict | None:
     """What a server of this user (found in ``/proc``) says of itself: its socket is found
     from the environment it started with (its run folder) and its lock file's pid."""
     env = p.environ()
-    folder = endpoint.run_dir(env, make=False) if env is not None else None
+    folder = protocol.run_dir(env, make=False) if env is not None else None
     if folder is None:
         return None
     for lock, pid, _ in held(folder):
@@ -238,7 +239,7 @@ def _rows_text(rows: list[dict]) -> str:
 def _scope(root: str | None) -> str | None:
     if root is None:
         return None
-    from .repo.universe import find_root
+    from ..repo.universe import find_root
 
     return str(find_root(root))
 

@@ -24,7 +24,7 @@ import sys
 import threading
 import time
 
-from . import endpoint
+from . import protocol
 
 __all__ = ["CONFIRM_SECONDS", "FRAME_MAX", "FRAME_SECONDS", "Call", "check", "close_fds", "close_stream", "receive", "refuse", "send", "stream", "unusable_fd"]
 
@@ -216,7 +216,7 @@ def unusable_fd(fd: int) -> bool:
 
 def check(conn: socket.socket, fields: list[str]) -> Call | None:
     """The call a request describes, every field checked; ``None`` when one is malformed."""
-    if len(fields) < 8 or fields[0] != endpoint.PROTOCOL:
+    if len(fields) < 8 or fields[0] != protocol.PROTOCOL:
         return None
     digest, cwd, session, columns, out, err = fields[1:7]
     if len(digest) != 32 or not all(c in "0123456789abcdef" for c in digest):
@@ -260,4 +260,4 @@ def receive(conn: socket.socket, deadline: float) -> list[str]:
                 raise ValueError("request too large")
     if len(data) != 4 + size:
         raise ValueError("more than one request")
-    return endpoint.decode_request(bytes(data[4:]))
+    return protocol.decode_request(bytes(data[4:]))

@@ -28,12 +28,12 @@ import threading
 import time
 from pathlib import Path
 
-from .errors import RepoError
-from .repo import gitcmd
+from ..errors import RepoError
+from ..repo import gitcmd
 
 TYPE_CHECKING = False  # as typing's (no typing import on the server's start)
 if TYPE_CHECKING:
-    from .session.watcher import TreeWatch
+    from ..session.watcher import TreeWatch
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "LiveListing"]
 
@@ -256,7 +256,7 @@ class LiveListing:
                 self._building = False
 
     def _build(self) -> None:
-        from .session.watcher import TreeWatch
+        from ..session.watcher import TreeWatch
 
         kind = remote_fs(self._root)
         if kind is not None:
@@ -314,7 +314,7 @@ class LiveListing:
 
     def _ls_untracked(self, specs: list[str]) -> list[str]:
         """git's untracked-not-ignored paths under ``specs`` (all of them when empty)."""
-        from .repo import listing
+        from ..repo import listing
 
         if specs:
             return self._git(["ls-files", "-z", "--others", "--exclude-standard", "--", *specs])

@@ -1,7 +1,7 @@
 """Where a root's warm server listens, and what a request to it carries.
 
 Owns the rules the thin client (``jitctx.client``) and the server
-(``jitctx.server``) must agree on: the private folder of the sockets, the
+(``jitctx.server.serve``) must agree on: the private folder of the sockets, the
 name of a root's socket (one server per user, root and environment that can
 change an answer), the environment fingerprint, and the request and reply
 encodings. Imports nothing beyond ``os`` and ``sys`` at module level: the
@@ -17,7 +17,7 @@ __all__ = ["CONTROL", "PACKAGE", "PROTOCOL", "SEEN_WINDOW", "answer_keys", "deco
 
 PROTOCOL = "jitctx-serve/2"  # 2: the caller's descriptors only once the call starts, and a writing handshake
 CONTROL = "jitctx-control/1"  # --status, --stop
-PACKAGE = os.path.dirname(os.path.abspath(__file__))  # which jitctx answers: part of the fingerprint
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # which jitctx answers: part of the fingerprint
 SOCKET_MAX = 100  # bytes of a socket path (sun_path holds 108 with its NUL); longer: no server
 SEEN_WINDOW = 600.0  # seconds: calls of a root counted together (its ".seen" mark) to decide on starting a server
 

@@ -35,20 +35,21 @@ import time
 from collections import OrderedDict
 from pathlib import Path
 
-from . import __version__, calls, endpoint, procs, servers
-from .adapters import cli
-from .cache.folders import what_is_at
-from .call import Caller
-from .calls import Call
+from .. import __version__, procs
+from ..adapters import cli
+from ..cache.folders import what_is_at
+from ..call import Caller
+from . import protocol, registry, request
+from .request import Call
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from .livelist import LiveListing
-    from .tokens.tokenizer import ContentCounts
+    from ..tokens.tokenizer import ContentCounts
+    from .kept_listing import LiveListing
 
 __all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "MAX_SESSIONS", "Server", "control", "main", "serve"]
 
-log = logging.getLogger("jitctx.server")
+log = logging.getLogger("jitctx.server.serve")
 
 IDLE = 600.0  # seconds without a call before the server exits
 IDLE_FIRST = 60.0  # ... while it has answered fewer than 2 calls (a root used once leaves early)
@@ -82,10 +83,10 @@ class Server:
         given = idle if idle and idle > 0 else _idle_default()
         self.idle = given or IDLE
         self._idle_given = given is not None  # an explicit idle time holds from the first call
-        self.fingerprint = endpoint.fingerprint(os.environ, endpoint.PACKAGE, __version__)
-        self.digest = endpoint.digest(self.fingerprint)
-        self.folder = endpoint.run_dir(os.environ)
-        self.path = endpoint.socket_name(self.folder, root, self.fingerprint) if self.folder else None
+        self.fingerprint = protocol.fingerprint(os.environ, protocol.PACKAGE, __version__)
+        self.digest = protocol.digest(self.fingerprint)
+        self.folder = protocol.run_dir(os.environ)
+        self.path = protocol.socket_name(self.folder, root, self.fingerprint) if self.folder else None
         self.lock_path = self.path[: -len(".sock")] + ".lock" if self.path else None
         self.started = time.time()
         self.calls = 0
@@ -114,12 +115,12 @@ class Server:
     def workspace(self, session: str, record: bool):
         """A fresh Workspace per call (``record`` as the CLI asks), or the session's own,
         kept across its calls (it records: its ledger is the session)."""
-        from .repo.universe import Repo
-        from .session.workspace import Workspace
+        from ..repo.universe import Repo
+        from ..session.workspace import Workspace
 
         repo = Repo(Path(self.root), live=self.live)
         if self._counts is None:
-            from .tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, get_tokenizer
+            from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, get_tokenizer
 
             self._counts = ContentCounts(DEFAULT_ENCODING, lambda: get_tokenizer(DEFAULT_ENCODING), root=self.root)
         if not session:
@@ -146,7 +147,7 @@ class Server:
             return _say(spawned, "no usable private folder for the socket (see jitctx serve --help)", 2)
         if spawned is not None and spawned != self.digest:
             return 2  # this interpreter imports another jitctx than the client's
-        if endpoint.inside(os.path.realpath(self.folder), self.root):
+        if protocol.inside(os.path.realpath(self.folder), self.root):
             return _say(
                 spawned,
                 f"the run folder {self.folder} is inside {self.root}: jitctx writes nothing in a repository it serves; set XDG_RUNTIME_DIR or JITCTX_CACHE_DIR elsewhere",
@@ -156,8 +157,8 @@ class Server:
 
         try:
             self._check_socket_path()
-            lock = servers.private_file(self.lock_path, create=True)
-        except servers.Unusable as exc:
+            lock = registry.private_file(self.lock_path, create=True)
+        except registry.Unusable as exc:
             return _say(spawned, str(exc), 2)
         deadline = time.monotonic() + (0.5 if spawned is not None else 0.0)  # a replaced server may still be leaving
         while True:
@@ -181,7 +182,7 @@ class Server:
         self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
         try:
             listener = self._listen()
-        except (OSError, servers.Unusable) as exc:
+        except (OSError, registry.Unusable) as exc:
             os.close(lock)
             return _say(spawned, str(exc), 2)
         self._make_room()
@@ -233,8 +234,8 @@ class Server:
             pass
 
     def _stop_build(self) -> None:
-        from .cache.folders import index_file
-        from .code.build import stop
+        from ..cache.folders import index_file
+        from ..code.build import stop
 
         try:
             pid = stop(index_file(self.root))
@@ -250,9 +251,9 @@ class Server:
         except FileNotFoundError:
             return
         except OSError as exc:
-            raise servers.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
+            raise registry.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
         if not stat.S_ISSOCK(st.st_mode):
-            raise servers.Unusable(what_is_at(self.path, "not a socket"))
+            raise registry.Unusable(what_is_at(self.path, "not a socket"))
 
     def _log_to(self, path: str, *, foreground: bool) -> None:
         """The server's log: ``<socket>.log`` beside its socket (a started server has no
@@ -264,12 +265,12 @@ class Server:
         fmt = logging.Formatter("%(asctime)s jitctx server %(process)d: %(levelname)s: %(message)s")
         handler: logging.Handler
         try:
-            fd = servers.private_file(path, create=True)
+            fd = registry.private_file(path, create=True)
             if os.fstat(fd).st_size > 1 << 20:
                 os.ftruncate(fd, 0)  # bounded: a new server starts a new log past 1 MiB
             os.lseek(fd, 0, os.SEEK_END)
             handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115 - the server's life
-        except (OSError, servers.Unusable) as exc:
+        except (OSError, registry.Unusable) as exc:
             handler = logging.NullHandler()
             if foreground and sys.__stderr__ is not None:
                 sys.__stderr__.write(f"jitctx: warning: no log file: {exc}\n")
@@ -283,8 +284,8 @@ class Server:
 
     def _keep_listing(self) -> None:
         """Start the listing kept in memory (a git work tree on Linux; else calls list afresh)."""
-        from .livelist import LiveListing
-        from .repo.universe import Repo
+        from ..repo.universe import Repo
+        from .kept_listing import LiveListing
 
         repo = Repo(Path(self.root))
         if repo.git is None or not sys.platform.startswith("linux") or os.environ.get("JITCTX_SERVER_LISTING") == "0":
@@ -323,18 +324,18 @@ class Server:
     def _make_room(self) -> None:
         """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
         ones to leave (each touches its lock file at every call); drop the marks of roots
-        called without a server (``client._calls_before``) older than ``endpoint.SEEN_WINDOW``."""
+        called without a server (``client._calls_before``) older than ``protocol.SEEN_WINDOW``."""
         assert self.folder is not None
         now = time.time()
         for mark in Path(self.folder).glob("*.seen"):  # roots called once or twice, long ago
             try:
-                if now - mark.lstat().st_mtime > endpoint.SEEN_WINDOW:
+                if now - mark.lstat().st_mtime > protocol.SEEN_WINDOW:
                     mark.unlink()
             except OSError:
                 pass
-        others = [(mtime, lock) for lock, pid, mtime in servers.held(self.folder) if pid != os.getpid()]
+        others = [(mtime, lock) for lock, pid, mtime in registry.held(self.folder) if pid != os.getpid()]
         for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
-            servers.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
+            registry.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
 
     def _still_ours(self) -> bool:
         """Whether the socket and the lock file at their paths are still this server's
@@ -417,33 +418,33 @@ class Server:
                 conn.close()  # another user: nothing is said
                 return
             conn.setblocking(False)
-            fields = calls.receive(conn, time.monotonic() + calls.FRAME_SECONDS)
+            fields = request.receive(conn, time.monotonic() + request.FRAME_SECONDS)
         except (OSError, ValueError, UnicodeError) as exc:
             log.info("a request could not be read: %s", exc)
             conn.close()
             return
-        if fields and fields[0] == endpoint.CONTROL:
+        if fields and fields[0] == protocol.CONTROL:
             self._control(conn, fields)
             return
-        call = calls.check(conn, fields)
+        call = request.check(conn, fields)
         if call is None:
             log.info("refused a malformed request")
-            calls.refuse(conn, "protocol")
+            request.refuse(conn, "protocol")
             return
         if call.digest != self.digest:
             log.info("refused a call: another fingerprint")
             self.refused += 1
-            calls.refuse(conn, "fingerprint")
+            request.refuse(conn, "fingerprint")
             return
         if _source_signature() != self._source:
             log.info("jitctx's source changed since this server started: stepping aside")
-            calls.refuse(conn, "replaced")  # this server's code is not the caller's any more
+            request.refuse(conn, "replaced")  # this server's code is not the caller's any more
             self.stop(builder=False, why="its source changed")
             return
         with self._cv:
             if self._stop.is_set() or (not call.session and (self._busy.locked() or self._queue)):
                 self.refused += 1
-                calls.refuse(conn, "busy" if not self._stop.is_set() else "gone")  # its client answers it itself
+                request.refuse(conn, "busy" if not self._stop.is_set() else "gone")  # its client answers it itself
                 return
             self._last = time.monotonic()
             self._queue.append(call)
@@ -458,13 +459,13 @@ class Server:
     def _control(self, conn: socket.socket, fields: list[str]) -> None:
         what = fields[1] if len(fields) > 1 else ""
         if what == "stop":
-            calls.send(conn, b"stopping\n", 1.0)
+            request.send(conn, b"stopping\n", 1.0)
             self.stop(builder=True, why="asked to stop")
         elif what == "leave":
-            calls.send(conn, b"leaving\n", 1.0)
+            request.send(conn, b"leaving\n", 1.0)
             self.stop(builder=False, why=f"the least recently used of more than {_max_servers()} servers")
         elif what == "status":
-            calls.send(conn, json.dumps(self.status()).encode() + b"\n", 1.0)
+            request.send(conn, json.dumps(self.status()).encode() + b"\n", 1.0)
         conn.close()
 
     def status(self) -> dict:
@@ -473,7 +474,7 @@ class Server:
             "pid": os.getpid(),
             "root": self.root,
             "socket": self.path,
-            "package": endpoint.PACKAGE,
+            "package": protocol.PACKAGE,
             "version": __version__,
             "interpreter": sys.executable,
             "up": round(time.time() - self.started, 1),
@@ -484,25 +485,21 @@ class Server:
             "sessions": len(self._sessions),
             "rss_mib": _rss_mib(),
             "listing": self.live.state if self.live is not None else "not kept (not a git work tree, or not Linux)",
-            "environment": [f"{k}={os.environ[k]}" for k in endpoint.answer_keys(os.environ)],
+            "environment": [f"{k}={os.environ[k]}" for k in protocol.answer_keys(os.environ)],
         }
 
     def _warm(self) -> None:
         """Before the first call, on the worker thread: what calls import and load, then the
         listing. One thread imports at a time (imports racing on two threads can meet a
         module half made), and no call waits for the tokenizer (~150 ms) or tree-sitter."""
-        from .adapters import cliview  # noqa: F401
-        from .code import (  # noqa: F401
-            outline,
-            parse,
-            structure,  # noqa: F401
-        )
-        from .tokens.tokenizer import get_tokenizer
+        from ..adapters import cliview  # noqa: F401
+        from ..code import parse
+        from ..tokens.tokenizer import get_tokenizer
 
         parse.warm()
         get_tokenizer().count("warm")
         if sys.platform.startswith("linux"):
-            from .session import watcher  # noqa: F401
+            from ..session import watcher  # noqa: F401
 
             watcher.warm()
         self._keep_listing()
@@ -550,19 +547,19 @@ class Server:
                 self._last = time.monotonic()
 
     def _answer(self, call: Call) -> None:
-        from . import cancel
+        from .. import cancel
 
         if call.token.is_set():
             return
-        if not call.send("go") or not call.got_fds.wait(calls.FRAME_SECONDS) or call.token.is_set():
+        if not call.send("go") or not call.got_fds.wait(request.FRAME_SECONDS) or call.token.is_set():
             return  # the client went away, or its descriptors did not come: it answers itself
         fds, call.fds = call.fds, []
-        if len(fds) != 2 or any(calls.unusable_fd(fd) for fd in fds):
-            calls.close_fds(fds)
+        if len(fds) != 2 or any(request.unusable_fd(fd) for fd in fds):
+            request.close_fds(fds)
             call.send("protocol")
             return
-        out = calls.stream(fds[0], call.out, call)
-        err = calls.stream(fds[1], call.err, call)
+        out = request.stream(fds[0], call.out, call)
+        err = request.stream(fds[1], call.err, call)
         session = call.session
         caller = Caller(out, err, cwd=call.cwd, columns=call.columns, serves=self.root, workspace=lambda record: self.workspace(session, record))
         code: int | str
@@ -579,8 +576,8 @@ class Server:
             except (OSError, ValueError):
                 pass
         finally:
-            calls.close_stream(out)
-            calls.close_stream(err)
+            request.close_stream(out)
+            request.close_stream(err)
         self.calls += 1
         call.send(f"ok {code}" if isinstance(code, int) else code)
 
@@ -589,7 +586,7 @@ def _source_signature() -> tuple:
     """Size and mtime of every module of the jitctx package: an edit or an upgrade
     makes a running server step aside, so an old server never answers for new code."""
     sig = []
-    for folder, _, names in os.walk(endpoint.PACKAGE):
+    for folder, _, names in os.walk(protocol.PACKAGE):
         for name in names:
             if name.endswith(".py"):
                 try:
@@ -621,7 +618,7 @@ def _say(quiet: object, message: str, code: int) -> int:
 
 def main(argv: list[str]) -> int:
     """``jitctx serve [--status | --stop] [--all] [--json] [--idle S] [--root DIR]``: the exit code."""
-    from .errors import JitctxError
+    from ..errors import JitctxError
 
     parser = cli.build_parser("serve")
     try:
@@ -636,7 +633,7 @@ def main(argv: list[str]) -> int:
         return 2
     try:
         if args.all:
-            return servers.stop_all(args.root, as_json=args.json) if args.stop else servers.status_all(args.root, as_json=args.json)
+            return registry.stop_all(args.root, as_json=args.json) if args.stop else registry.status_all(args.root, as_json=args.json)
         if args.status or args.stop:
             return control(args.root, "stop" if args.stop else "status", as_json=args.json)
         return serve(args.root, idle=args.idle, spawned=args.spawned, slot=args.slot)
@@ -651,7 +648,7 @@ def main(argv: list[str]) -> int:
 def serve(root: str | None, *, idle: float | None = None, spawned: str | None = None, slot: int | None = None) -> int:
     """``jitctx serve``: serve ``root`` (resolved as every subcommand resolves it).
     ``slot``: a start slot's locked descriptor (``client._BOOT``), closed once warm."""
-    from .repo.universe import find_root
+    from ..repo.universe import find_root
 
     server = Server(str(find_root(root)), idle=idle)
     server.slot = slot
@@ -660,13 +657,13 @@ def serve(root: str | None, *, idle: float | None = None, spawned: str | None = 
 
 def control(root: str | None, what: str, *, as_json: bool = False) -> int:
     """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
-    from .repo.universe import find_root
+    from ..repo.universe import find_root
 
     real = str(find_root(root))
-    folder = endpoint.run_dir(os.environ, make=False)
-    fp = endpoint.fingerprint(os.environ, endpoint.PACKAGE, __version__)
-    path = endpoint.socket_name(folder, real, fp) if folder else None
-    answer = servers.ask(path, what) if path is not None else None
+    folder = protocol.run_dir(os.environ, make=False)
+    fp = protocol.fingerprint(os.environ, protocol.PACKAGE, __version__)
+    path = protocol.socket_name(folder, real, fp) if folder else None
+    answer = registry.ask(path, what) if path is not None else None
     if not answer:
         sys.stdout.write(json.dumps({"root": real, "running": False}) + "\n" if as_json else f"no server runs for {real}\n")
         return 1
@@ -683,5 +680,5 @@ def control(root: str | None, what: str, *, as_json: bool = False) -> int:
     if as_json:
         sys.stdout.write(json.dumps({"running": True, **status}, indent=2) + "\n")
     else:
-        sys.stdout.write(servers.status_text(status) + "\n")
+        sys.stdout.write(registry.status_text(status) + "\n")
     return 0
