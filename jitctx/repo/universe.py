@@ -25,7 +25,17 @@ from .policy import read_small
 
 TYPE_CHECKING = False  # as typing's, without importing typing (start-up)
 if TYPE_CHECKING:
-    from ..server.kept_listing import LiveListing
+    from typing import Protocol
+
+    class KeptListing(Protocol):
+        """A listing kept up to date by someone else (the warm server's ``server.kept_listing``)."""
+
+        def listing(self, under: str = "") -> tuple[list[str], list[str]] | None:
+            """The tracked and untracked paths under ``under`` when exact now, else ``None``."""
+
+        def is_listed(self, rel: str) -> bool | None:
+            """Whether ``rel`` is in the universe; ``None`` when not exact now."""
+
 
 __all__ = ["ROOT_ENV", "GitLayout", "Repo", "find_root", "working_directory"]
 
@@ -144,7 +154,7 @@ _SHA = re.compile(r"[0-9a-f]{40,64}")
 class Repo:
     """A root directory and, when it is inside git, its git layout."""
 
-    def __init__(self, root: Path, *, live: LiveListing | None = None) -> None:
+    def __init__(self, root: Path, *, live: KeptListing | None = None) -> None:
         self.root = root
         self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
         self.live = live  # the server's listing kept in memory (exact or not used), if any
