@@ -117,7 +117,7 @@ def test_issue_23_a_few_changes_are_indexed_by_the_call(make_repo):
 def test_issue_23_one_builder_per_index(make_repo):
     repo = big_repo(make_repo, files=300)
     path = index_file(repo.root)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     code = "import sys, time; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     procs = [subprocess.Popen([sys.executable, "-c", code, str(repo.root), path], env=env) for _ in range(3)]
     codes = sorted(p.wait(timeout=120) for p in procs)
@@ -145,7 +145,7 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
     events, not a random sleep that a busy machine turns into a kill before the start)."""
     repo = big_repo(make_repo, files=300)
     path = index_file(repo.root)
-    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])}
+    env = {**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[2])}
     # small batches: a kill lands between commits, and inside one, as often as before them
     code = "import sys; import jitctx.code.refresh as r; r.BATCH = 16; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     rng = random.Random(2323)

@@ -20,7 +20,7 @@ from jitctx.adapters.cliview import CliView
 from jitctx.session.workspace import Workspace
 from jitctx.tools import dispatch
 
-WORKTREE = Path(__file__).resolve().parents[1]
+WORKTREE = Path(__file__).resolve().parents[2]
 IDS = [f"{c[0]}-{c[1]}-{i}" for i, c in enumerate(CALLS)]
 
 

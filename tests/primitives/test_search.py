@@ -23,7 +23,7 @@ from jitctx.primitives.engines.py import PythonBackend, compile_pattern
 from jitctx.primitives.engines.scope import Scope
 from jitctx.primitives.search import around_match, pick_backend
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(__file__).resolve().parents[2]
 
 # -- text shaping ------------------------------------------------------------------------
 

@@ -11,7 +11,7 @@ from conftest import FIXTURES
 
 from jitctx.code.parse import LANGUAGES, language_for, parse
 
-PACKAGE = Path(__file__).resolve().parent.parent / "jitctx"
+PACKAGE = Path(__file__).resolve().parents[2] / "jitctx"
 
 
 @pytest.mark.parametrize(

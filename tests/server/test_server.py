@@ -231,7 +231,7 @@ def test_issue_21_a_changed_source_replaces_the_server(make_repo, tmp_path):
     import shutil
 
     copy = tmp_path / "pkg"
-    shutil.copytree(Path(__file__).resolve().parent.parent / "jitctx", copy / "jitctx", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(Path(__file__).resolve().parents[2] / "jitctx", copy / "jitctx", ignore=shutil.ignore_patterns("__pycache__"))
     repo = make_repo("basic")
     root = repo.root
     env = {"PYTHONPATH": str(copy)}
