@@ -135,6 +135,7 @@ def _written(path: str, since_ns: int) -> tuple[int, float]:
         return conn.execute("SELECT count(*), total(outlined) FROM files WHERE path GLOB 'pkg/m*' AND indexed_ns > ?", (since_ns,)).fetchone()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("JITCTX_TEST_SERVER") == "1", reason="no CLI call: the first run covers it")
 def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(make_repo):
     """SIGKILL at random moments of the build, 50 times, with files changing between kills
