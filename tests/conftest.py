@@ -152,6 +152,10 @@ def stop_servers(runtime: str, cache: str | None = None) -> None:
 
     folder = runtime if os.path.basename(runtime) in ("jitctx", "run") else os.path.join(runtime, "jitctx")
     pids = running(folder)
+    # and those still starting (no lock file yet: a client that spawned one was killed, or the
+    # machine is slow), found by the run folder their environment names
+    named = {runtime, os.path.dirname(runtime) if os.path.basename(runtime) == "jitctx" else runtime}
+    pids += [p.pid for p in procs.find() if p.pid not in pids and (p.environ() or {}).get("XDG_RUNTIME_DIR") in named]
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)

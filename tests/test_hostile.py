@@ -1140,7 +1140,7 @@ def slow_pool(tmp_path_factory):
     pool.close()
     from conftest import stop_servers
 
-    stop_servers(env["XDG_RUNTIME_DIR"], str(base / "home" / ".cache" / "jitctx"))
+    stop_servers(os.path.join(env["XDG_RUNTIME_DIR"], "jitctx"), str(base / "home" / ".cache" / "jitctx"))  # the run folder
     for p in (locked_repo / "locked", locked_repo / "secret.txt"):
         p.chmod(0o755)
 
