@@ -351,7 +351,7 @@ def test_issue_21_files_made_and_removed_between_calls_are_never_missed(make_rep
         time.sleep(0.05)
     rng = random.Random(2121)
     made: list[Path] = []
-    for i in range(100):
+    for i in range(60):
         op = rng.random()
         if op < 0.5 or not made:
             p = root / rng.choice(["", "src/", "new/", "new/deeper/"]) / f"f{i}.{rng.choice(['py', 'txt', 'log'])}"
