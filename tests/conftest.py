@@ -56,6 +56,30 @@ def _materialize(name: str, dest: Path) -> None:
     _set_mtimes(dest)
 
 
+def pytest_addoption(parser):
+    parser.addoption("--slow", action="store_true", help="also run the tests marked slow (CI runs them; left out of a bare run)")
+
+
+def _leaves_out_slow(config) -> bool:
+    """A bare run (no paths, no -m, no --slow) leaves out the tests marked slow, so that the
+    default run stays short; naming a file or a test runs it as asked."""
+    return not (config.getoption("--slow") or config.option.markexpr or config.args_source != pytest.Config.ArgsSource.TESTPATHS)
+
+
+def pytest_collection_modifyitems(config, items):
+    if not _leaves_out_slow(config):
+        return
+    slow = [item for item in items if item.get_closest_marker("slow")]
+    if slow:
+        config.hook.pytest_deselected(items=slow)
+        items[:] = [item for item in items if not item.get_closest_marker("slow")]
+
+
+def pytest_terminal_summary(terminalreporter, config):
+    if _leaves_out_slow(config):  # (under -n the workers deselect, so the count is not known here)
+        terminalreporter.write_line("the tests marked slow were left out: run them with --slow (CI does)")
+
+
 class FixtureRepo:
     """A real temporary git repository built from a fixture."""
 
@@ -129,6 +153,10 @@ def stop_servers(runtime: str, cache: str | None = None) -> None:
 
     folder = runtime if os.path.basename(runtime) in ("jitctx", "run") else os.path.join(runtime, "jitctx")
     pids = running(folder)
+    # and those still starting (no lock file yet: a client that spawned one was killed, or the
+    # machine is slow), found by the run folder their environment names
+    named = {runtime, os.path.dirname(runtime) if os.path.basename(runtime) == "jitctx" else runtime}
+    pids += [p.pid for p in procs.find() if p.pid not in pids and (p.environ() or {}).get("XDG_RUNTIME_DIR") in named]
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)

@@ -550,7 +550,7 @@ def isolated_env(home: Path) -> dict[str, str]:
         TIKTOKEN_CACHE_DIR=str(home / "tiktoken"),
         TMPDIR=str(home / "tmp"),  # a process killed mid-call leaves its temp files here, not in /tmp
         # servers (CI's second run: the client's default, a root's third call starts one) in a run
-        # folder of this fixture's own that its teardown empties (stop_servers(env["XDG_RUNTIME_DIR"]))
+        # folder of this fixture's own that its teardown empties (stop_servers of its jitctx/ run folder)
         XDG_RUNTIME_DIR=str(home / "run"),
     )
     if os.environ.get("JITCTX_TEST_SERVER") != "1":

@@ -422,6 +422,7 @@ def test_case2_symlink_swapped_in_during_grep_content(tmp_path, fast_switching, 
     assert leaked == [], f"secret content in {len(leaked)} of {GREP_RACE_ITERATIONS} greps"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["head", "tail"])
 def test_case2_symlink_swapped_in_during_head_tail(tmp_path, fast_switching, tool):
     """2,000 calls (PEEK_RACE_ITERATIONS) on one file while a thread swaps it for a symlink to an
@@ -549,6 +550,7 @@ def test_case4_parent_folder_swapped_during_call(tmp_path, fast_switching, call)
     assert leaked == [], f"outside content or metadata in {len(leaked)} of {GREP_RACE_ITERATIONS} calls"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("tool", ["head", "tail"])
 def test_case4_parent_folder_swapped_during_head_tail(tmp_path, fast_switching, tool):
     """2,000 calls (PEEK_RACE_ITERATIONS) on lib/f0.txt while a thread swaps the folder lib/ for a
@@ -940,6 +942,7 @@ def test_case7_git_internals_are_refused_as_root(make_repo, tmp_path, kind):
         _workspace(root)
 
 
+@pytest.mark.slow
 def test_case7_mcp_refuses_a_bare_root(tmp_path):
     """``jitctx mcp --root <bare>`` exits 2 before serving, like ``--root /``."""
     bare = _bare_repo(tmp_path)
@@ -1137,7 +1140,7 @@ def slow_pool(tmp_path_factory):
     pool.close()
     from conftest import stop_servers
 
-    stop_servers(env["XDG_RUNTIME_DIR"], str(base / "home" / ".cache" / "jitctx"))
+    stop_servers(os.path.join(env["XDG_RUNTIME_DIR"], "jitctx"), str(base / "home" / ".cache" / "jitctx"))  # the run folder
     for p in (locked_repo / "locked", locked_repo / "secret.txt"):
         p.chmod(0o755)
 
@@ -1219,6 +1222,7 @@ def _fifo_params():
             yield pytest.param(variant, command, id=f"{variant}-{command}")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("variant", "command"), list(_fifo_params()))
 def test_case8_fifo_ignore_file_does_not_hang(slow_pool, variant, command):
     """A FIFO where git or jitctx reads an ignore file: every command ends within LIMIT (15 s),
@@ -1255,6 +1259,7 @@ def _order(server, *ids: int) -> list[int]:
     return seen
 
 
+@pytest.mark.slow
 def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
     """A catastrophic regex (python backend, 2 s time cap) inside the MCP server: a ping sent during it
     is answered before the call ends (partial, or an error), which it does at its time cap.
@@ -1272,6 +1277,7 @@ def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
         assert _order(server, call, ping) == [ping, call], "the ping waited for the catastrophic regex"
 
 
+@pytest.mark.slow
 def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
     from hostile_support import python_backend_server
 
@@ -1315,6 +1321,7 @@ def _assert_call_is_slow(root: Path) -> float:
     return estimate
 
 
+@pytest.mark.slow
 def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
     """stdin closed 0.5 s into a grep of several seconds (measured): the server process exits
     long before the grep would have ended (within a third of its time, at least 2 s: the
@@ -1334,6 +1341,7 @@ def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
     assert exited, f"still running {took:.1f} s after the client went away (the grep takes ~{estimate:.0f} s)"
 
 
+@pytest.mark.slow
 def test_case13_cancelled_call_stops_the_work(tmp_path):
     """notifications/cancelled 0.5 s into a grep of several seconds (measured): the next call is
     answered long before the grep would have ended (a third of its time, at least 2 s)."""
@@ -1483,6 +1491,7 @@ def _bytes_named_repo(tmp_path: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_case10_mcp_survives_a_file_name_that_is_not_utf8(tmp_path):
     root = _bytes_named_repo(tmp_path)
     with RawMcp(jitctx_argv("mcp", "--root", str(root)), cwd=root) as server:
@@ -1660,6 +1669,7 @@ def test_case12_grep_leaves_no_temp_files(tmp_path, where, backend):
         ("outside-repo", "SIGINT"),
     ],
 )
+@pytest.mark.slow
 def test_case12_killed_grep_leaves_no_temp_files(tmp_path, where, sig):
     """rg grep stopped mid-call (held there by a FIFO as .git/info/exclude, or stopped as soon as a
     temp file shows): with TMPDIR inside the repository nothing of jitctx may appear there at all

@@ -134,6 +134,7 @@ def planted(make_repo):
     return repo
 
 
+@pytest.mark.slow
 def test_issue_29_a_planted_secret_is_never_shown_by_a_session(planted):
     from jitctx.window.compact import compact
     from jitctx.window.for_task import context_for_task

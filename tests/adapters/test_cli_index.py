@@ -42,6 +42,7 @@ def test_issue_32_index_builds_in_the_foreground_then_status_says_current(make_r
     assert main(["index"]) == 0 and main(["index", "--status"]) == 0
 
 
+@pytest.mark.slow
 def test_issue_32_index_stop_stops_a_background_build(make_repo, capsys, monkeypatch):
     repo = _many(make_repo, 400)
     monkeypatch.chdir(repo.root)

@@ -67,6 +67,7 @@ def _text(result) -> str:
 # -- a real subprocess over stdio -------------------------------------------------------
 
 
+@pytest.mark.slow
 def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
     async def main(errlog):
         async with Client(stdio_client(_params("--root", str(repo.root)), errlog=errlog)) as c:
@@ -118,6 +119,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
         assert "Traceback" not in errlog.read()
 
 
+@pytest.mark.slow
 def test_stdio_legacy_handshake_and_client_roots(repo, tmp_path):
     """No --root, no env: the client's roots name the repository (handshake-era protocol)."""
     elsewhere = tmp_path / "elsewhere"
@@ -189,6 +191,7 @@ def _init(proc) -> dict:
     return reply
 
 
+@pytest.mark.slow
 def test_stdout_carries_protocol_only_and_disconnect_mid_call(repo):
     proc = subprocess.Popen([sys.executable, "-m", "jitctx", "mcp", "--root", str(repo.root)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=_env())
     try:

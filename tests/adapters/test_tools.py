@@ -194,6 +194,7 @@ _values = st.one_of(
     name=st.sampled_from(sorted(TOOLS)),
     args=st.dictionaries(st.sampled_from(["pattern", "path", "n", "start", "limit", "mode", "sort", "glob", "ignore_case", "context", "max_tokens", "bogus"]), _values, max_size=5),
 )
+@pytest.mark.slow
 def test_dispatch_validation_matches_json_schema(name, args):
     """parse_arguments accepts exactly what the schema accepts (null = default; a lone glob string is wrapped)."""
     spec = TOOLS[name]

@@ -136,9 +136,10 @@ def _written(path: str, since_ns: int) -> tuple[int, float]:
         return conn.execute("SELECT count(*), total(outlined) FROM files WHERE path GLOB 'pkg/m*' AND indexed_ns > ?", (since_ns,)).fetchone()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.environ.get("JITCTX_TEST_SERVER") == "1", reason="no CLI call: the first run covers it")
 def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(make_repo):
-    """SIGKILL at random moments of the build, 50 times, with files changing between kills
+    """SIGKILL at random moments of the build, 30 times, with files changing between kills
     so there is always work: the store passes SQLite's and FTS5's integrity checks every
     time, and the build that finally runs to its end answers as a clean one. Each kill
     waits for the build to get somewhere (a random number of rows committed, issue 30:
@@ -150,7 +151,7 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
     code = "import sys; import jitctx.code.refresh as r; r.BATCH = 16; from jitctx.code.build import build_here; sys.exit(build_here(sys.argv[1], sys.argv[2], nice=False))"
     rng = random.Random(2323)
     mid_build = 0
-    for i in range(50):
+    for i in range(30):
         started_ns = time.time_ns()
         for n in rng.sample(range(300), 150):
             repo.write(f"pkg/m{n:04}.py", "".join(f"def changed_{i}_{n}_{j}(y):\n    return y * {j} + {rng.choice(WORDS)!r}\n\n" for j in range(60)))
@@ -172,7 +173,7 @@ def test_issue_23_a_killed_builder_is_resumed_and_the_store_is_never_corrupt(mak
                 assert conn.execute("PRAGMA integrity_check").fetchone()[0] == "ok", i
                 if conn.execute("SELECT 1 FROM sqlite_master WHERE name = 'lexical'").fetchone():
                     conn.execute("INSERT INTO lexical(lexical) VALUES ('integrity-check')")  # raises when the FTS index is corrupt
-    assert mid_build >= 10, mid_build
+    assert mid_build >= 6, mid_build
     assert build.build_here(str(repo.root), path, nice=False) == 0
     with Workspace(repo.root) as ws:
         resumed = [(f.path, round(f.score, 6)) for f in ws.locate("retry the handshake when it times out").results]

@@ -52,6 +52,7 @@ def test_deep_nesting_is_cut_at_max_depth(language):
         ("tsx", b"<" * DEEP),
     ],
 )
+@pytest.mark.slow
 def test_deep_expressions_and_blocks_finish(language, source):
     started = time.monotonic()
     result = outline(language, source)
@@ -146,6 +147,7 @@ def test_damaged_sources_keep_their_invariants(language, cut, junk):
             assert parent.start_line <= d.start_line and d.end_line <= parent.end_line
 
 
+@pytest.mark.slow
 def test_outlines_from_many_threads_agree():
     sources = {lang: (FIXTURES / "code" / name).read_bytes() for lang, name in FIXTURE_SOURCES.items()}
     expected = {lang: outline(lang, src) for lang, src in sources.items()}

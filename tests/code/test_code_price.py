@@ -8,12 +8,15 @@ declaration defined in another file and a Python overload): the ``tokens`` that
 
 from __future__ import annotations
 
+import pytest
+
 from jitctx.render import render_text
 from jitctx.session.workspace import Workspace
 
 _FILES = ("Button.tsx", "Library.java", "app.js", "bin/greet", "broken.py", "list.c", "list.h", "rational.py", "shapes.cpp", "shapes.hpp", "shapes.rs", "store.ts", "tree.go")
 
 
+@pytest.mark.slow
 def test_issue_32_price_equals_the_cost_of_the_named_read_for_every_definition(make_repo):
     code = make_repo("code")
     ws = Workspace(code.root, rereads=False)  # every read whole (a session would note the lines it showed before)

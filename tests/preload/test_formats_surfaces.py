@@ -91,6 +91,7 @@ def _command(*argv: str, **env: str) -> subprocess.CompletedProcess:
     return subprocess.run([sys.executable, "-m", "jitctx", *argv], capture_output=True, text=True, env=full, timeout=120)
 
 
+@pytest.mark.slow
 def test_issue_34_the_command_answers_as_the_table_says(make_repo):
     """As a command: CI runs this file again with every call through the warm server."""
     root = str(make_repo("rules_all").root)

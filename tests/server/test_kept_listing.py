@@ -92,6 +92,7 @@ def test_issue_21_kept_listing_equals_git_after_each_kind_of_change(live):
         assert kept_now(kept, "src") == fresh(root, "src"), f"after step {i} (under src)"
 
 
+@pytest.mark.slow
 def test_issue_21_kept_listing_equals_git_over_1000_random_changes(live):
     """Files and folders created, deleted and renamed between two calls are never missed."""
     repo, kept = live

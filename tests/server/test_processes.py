@@ -133,6 +133,7 @@ def every_call_returns(root: Path, env: dict, first: tuple[str, ...], state: str
     return runs
 
 
+@pytest.mark.slow
 def test_issue_30_every_call_returns_as_its_answer_is_written(make_repo):
     """Through a warm server, in each state that starts children: a first index build (a
     builder spawned by the server), calls while it runs, a refresh after a checkout of
@@ -189,6 +190,7 @@ def _workers_of(pid: int) -> list[int]:
     return [p.pid for p in procs.find() if p.role == "worker" and p.parent == pid]
 
 
+@pytest.mark.slow
 def test_issue_30_a_killed_builder_takes_its_workers_along(make_repo):
     """SIGKILL to a builder mid-build: its analysis workers end too (no orphan, no
     resource tracker left behind), and the next build resumes."""
@@ -209,6 +211,7 @@ def test_issue_30_a_killed_builder_takes_its_workers_along(make_repo):
     assert build.build_here(str(repo.root), index, nice=False) == 0
 
 
+@pytest.mark.slow
 def test_issue_30_stopping_a_server_stops_its_builder(make_repo):
     repo = big_repo(make_repo)
     index = index_file(repo.root)
@@ -223,6 +226,7 @@ def test_issue_30_stopping_a_server_stops_its_builder(make_repo):
     assert build.progress(index) is None
 
 
+@pytest.mark.slow
 def test_issue_30_status_and_stop_all_see_every_server_whatever_its_environment(make_repo, tmp_path, request):
     """Two servers of one root under different environments (run and cache folders):
     ``serve --status`` from one sees only its own; ``--status --all`` lists both with
@@ -266,6 +270,7 @@ def test_issue_30_a_server_whose_socket_is_gone_leaves(make_repo):
     wait_for(lambda: not procs.alive(status["pid"]), limit=10.0, what="the unreachable server's end")
 
 
+@pytest.mark.slow
 def test_issue_30_the_least_recently_used_server_leaves_for_a_new_one(make_repo):
     """Past JITCTX_SERVER_MAX servers in one run folder, the least recently used leaves."""
     repos = [make_repo("basic") for _ in range(3)]
@@ -299,6 +304,7 @@ def test_issue_30_a_root_called_once_or_twice_starts_no_server(make_repo):
     wait_for(lambda: server_status(repo.root) is not None, what="the started server")
 
 
+@pytest.mark.slow
 def test_issue_30_servers_start_two_at_a_time(make_repo):
     """A run folder's start slots taken (two servers warming up): a server started now
     leaves at once, without a socket; once a slot is free, the next start serves."""
@@ -346,6 +352,7 @@ def _socket_of(root: Path, env: dict) -> str:
     return path
 
 
+@pytest.mark.slow
 def test_issue_30_a_client_that_sends_half_a_request_costs_only_itself(make_repo):
     repo = make_repo("basic")
     env = subprocess_env(JITCTX_SERVER="wait")
@@ -367,6 +374,7 @@ def test_issue_30_a_client_that_sends_half_a_request_costs_only_itself(make_repo
         s.close()
 
 
+@pytest.mark.slow
 def test_issue_30_a_stopped_server_costs_a_call_a_few_seconds_and_holds_nothing(make_repo):
     """SIGSTOP (a debugger): the client gets no reply and answers in process, the same
     answer, within its silence limit; the caller's pipes are not held by the stopped
@@ -415,6 +423,7 @@ def _exchange(path: str, request: bytes, fds: list[int] | None = None) -> bytes:
     return said.replace(b".\n", b"")
 
 
+@pytest.mark.slow
 def test_issue_30_malformed_requests_are_refused_and_the_server_stays(make_repo, tmp_path):
     repo = make_repo("basic")
     env = subprocess_env(JITCTX_SERVER="wait")
@@ -476,6 +485,7 @@ class FakeServer:
         self.listener.close()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("script", ["silent", "close-after-fds", "close-after-confirm"])
 def test_issue_30_a_server_that_falls_silent_or_dies_costs_no_hang(make_repo, script):
     """Before anything was written for it, the client answers in process (the same

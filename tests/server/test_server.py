@@ -93,6 +93,7 @@ CASES: list[tuple[str, ...]] = [
 ]
 
 
+@pytest.mark.slow
 def test_issue_21_every_subcommand_answers_the_same_through_the_server(make_repo):
     """Byte-identical stdout, stderr and exit code, in process and through the server,
     with stdout and stderr apart and together (the order of their writes kept)."""
@@ -117,6 +118,7 @@ def test_issue_21_every_subcommand_answers_the_same_through_the_server(make_repo
     assert served_calls(root) - before >= len(CASES) + len(CASES[::4])  # they did go through it
 
 
+@pytest.mark.slow
 def test_issue_21_paths_from_a_subfolder_and_other_roots_answer_the_same(make_repo, tmp_path):
     """Paths taken and printed from the working directory; ``--root`` and ``$JITCTX_ROOT``
     naming the root from elsewhere; a call naming another root goes to that root's server."""
@@ -335,6 +337,7 @@ def _processes() -> list[str]:
     return out
 
 
+@pytest.mark.slow
 def test_issue_21_files_made_and_removed_between_calls_are_never_missed(make_repo):
     """Through the server's kept listing, against a fresh in-process answer each time
     (the listing itself is checked 1,000 times over in tests/test_livelist.py)."""
@@ -348,7 +351,7 @@ def test_issue_21_files_made_and_removed_between_calls_are_never_missed(make_rep
         time.sleep(0.05)
     rng = random.Random(2121)
     made: list[Path] = []
-    for i in range(100):
+    for i in range(60):
         op = rng.random()
         if op < 0.5 or not made:
             p = root / rng.choice(["", "src/", "new/", "new/deeper/"]) / f"f{i}.{rng.choice(['py', 'txt', 'log'])}"

@@ -92,6 +92,7 @@ def here_time(root: Path) -> float:
     return time.monotonic() - started
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("inside", ["XDG_CACHE_HOME", "XDG_RUNTIME_DIR", "TMPDIR"])
 def test_issue_30_nothing_is_written_inside_the_root(make_repo, monkeypatch, inside, request):
     """A cache, run or temporary folder inside the repository: every call answers the same,

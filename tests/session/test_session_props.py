@@ -21,6 +21,7 @@ import random
 import threading
 from pathlib import Path
 
+import pytest
 from session_model import Memory
 
 from jitctx import Workspace
@@ -249,6 +250,7 @@ def run_session(seed: int, root: Path) -> dict:
     return stats
 
 
+@pytest.mark.slow
 def test_issue_29_random_sessions_say_only_what_is_true_of_the_bytes(tmp_path):
     total: dict[str, int] = {}
     for seed in range(FIRST_SEED, FIRST_SEED + SESSIONS):

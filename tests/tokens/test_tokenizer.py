@@ -118,6 +118,7 @@ def _head_in_fresh_process(root, env, *path):
     return json.loads(out)
 
 
+@pytest.mark.slow
 def test_issue_16_a_head_of_content_counted_before_loads_no_tokenizer(tmp_path):
     import os
 

@@ -515,6 +515,7 @@ def _windows(draw):
     return sources, draw(st.integers(1, 300))
 
 
+@pytest.mark.slow
 @settings(max_examples=200, deadline=None)
 @given(_windows())
 def test_invariants_fit_account_for_every_source_and_keep_a_history_suffix(case):

@@ -402,6 +402,7 @@ def _histories(draw):
 _CURRENT = [None, lambda c: True, lambda c: False, lambda c: None, lambda c: int(c.id[1:]) % 2 == 0 or None]
 
 
+@pytest.mark.slow
 @settings(max_examples=1000, deadline=None)
 @given(_histories(), st.integers(0, 120), st.integers(0, 4), st.sampled_from(_CURRENT), st.integers(40, 400))
 def test_compaction_properties(history, percent, keep_recent, is_current, window):
