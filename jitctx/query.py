@@ -16,7 +16,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 
 from .errors import QueryError
-from .hints import call
+from .text.hints import call
 
 __all__ = [
     "MAX_TOKENS",

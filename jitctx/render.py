@@ -10,8 +10,8 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .hints import call
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
+from .text.hints import call
 from .text.lines import show_name
 
 __all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]

@@ -25,8 +25,8 @@ PACKAGE = Path(jitctx.__file__).resolve().parent
 
 # bottom to top; a top-level module or a package (all its modules) per entry
 LAYERS: list[set[str]] = [
-    {"errors", "refs", "hints", "cancel", "call", "procs"},  # values and process plumbing: stdlib only
-    {"text", "cache"},  # lines, globs, redaction; the cache folder and its SQLite files
+    {"errors", "refs", "cancel", "call", "procs"},  # values and process plumbing: stdlib only
+    {"text", "cache"},  # lines, globs, redaction, a hint's call syntax; the cache folder and its SQLite files
     {"query", "render", "tokens"},  # checked input, output, token counts
     {"repo"},  # git, listing, the universe, the policy
     {"primitives"},  # glob, grep, head/tail and their engines

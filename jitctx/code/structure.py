@@ -22,8 +22,8 @@ from dataclasses import replace
 
 from ..cache.folders import index_file
 from ..errors import PathError, QueryError
-from ..hints import call
 from ..refs import Result, mtime_of
+from ..text.hints import call
 from ..text.lines import is_binary
 
 TYPE_CHECKING = False  # as typing's (workspace.py says why)

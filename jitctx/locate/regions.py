@@ -63,7 +63,7 @@ class Region:
 
     def read_call(self) -> str:
         """The call that reads exactly this region, in tool-argument syntax (``hints.call``)."""
-        from ..hints import call
+        from ..text.hints import call
 
         if self.symbol:
             return call("head", path=self.path, symbol=self.symbol)

@@ -20,9 +20,9 @@ import threading
 from collections.abc import Callable
 
 from ..errors import QueryError
-from ..hints import call
 from ..refs import Delivered, mtime_of
 from ..repo.policy import PathPolicy
+from ..text.hints import call
 from ..text.redact import redaction_note
 from ..tokens.tokenizer import Tokenizer, fit_lines
 from .formats import FORMATS, TITLES, Rule, chain_fallbacks, check_formats, find_rules

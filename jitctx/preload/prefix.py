@@ -27,10 +27,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from ..hints import call
 from ..query import check_count
 from ..refs import Delivered, mtime_of
 from ..repo.policy import PathPolicy
+from ..text.hints import call
 from ..text.redact import redaction_note
 from ..tokens.tokenizer import Tokenizer, fit_lines
 from .formats import FORMATS, MAX_DESCRIPTION, TITLES, Rule, chain_fallbacks, find_rules

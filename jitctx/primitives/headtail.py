@@ -14,12 +14,12 @@ import errno
 from dataclasses import dataclass, replace
 
 from ..errors import PathError
-from ..hints import call
 from ..query import MAX_LINES, HeadQuery, TailQuery
 from ..refs import Delivered, Excerpt, Result, mtime_of
 from ..render import View, clamp_to_rule, render_text, slim_instructions
 from ..repo.policy import DeniedLink, PathPolicy
 from ..repo.universe import Repo
+from ..text.hints import call
 from ..text.lines import BINARY_PROBE, BOM, clean_line, decode, is_binary, trim_partial
 from ..text.redact import key_state, redact_lines, redaction_note
 from ..tokens.tokenizer import fit_lines

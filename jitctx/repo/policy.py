@@ -22,8 +22,8 @@ from collections.abc import Callable
 from pathlib import Path, PurePosixPath
 
 from ..errors import PathError, QueryError
-from ..hints import call
 from ..text.globs import DenyRules
+from ..text.hints import call
 
 __all__ = ["DEFAULT_ALLOW", "DEFAULT_DENY", "DeniedLink", "Opener", "PathPolicy", "Target", "read_small"]
 

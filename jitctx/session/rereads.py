@@ -21,9 +21,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from ..hints import call
 from ..query import HeadQuery, TailQuery
 from ..refs import Result
+from ..text.hints import call
 from .shown import Known, Seen, Shown
 
 __all__ = ["Answer", "Now", "Rereads", "tool_of"]

@@ -40,7 +40,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..hints import call
+from ..text.hints import call
 from .assemble import AssembleConfig, Context, assemble, check_budget
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
 

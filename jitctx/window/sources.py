@@ -27,9 +27,9 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from ..errors import QueryError
-from ..hints import call
 from ..refs import Excerpt, FileRef, LineRef, Result
 from ..render import human_size
+from ..text.hints import call
 
 __all__ = [
     "KINDS",
