@@ -394,13 +394,18 @@ def dispatch(name: str, arguments: dict | str | None = None, *, workspace: Works
     from ..render import render_text
 
     ws = workspace
+    ran = False
     try:
         spec, kwargs = parse_arguments(name, arguments)
         if ws is None:
             ws = default_workspace()
         if "max_tokens" not in kwargs:
             kwargs["max_tokens"] = ws.max_tokens or DEFAULT_MAX_TOKENS
+        ran = True
         result: Result = getattr(ws, spec.name)(**kwargs)
         return ToolOutput(render_text(result) or f"{spec.name}: no results", result.to_dict())
     except Exception as exc:  # the one broad catch of the tool surface
+        if workspace is not None and not ran:
+            with workspace.call():  # a call refused here is still the caller's call: turn N stays its Nth (issue 29 item 11)
+                pass
         return tool_error(exc, ws)
