@@ -28,9 +28,9 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from jitctx.assemble import AssembleConfig, assemble  # noqa: E402
-from jitctx.sources import Message, Source, ToolCall, history_sources, note_source, system_source, task_source  # noqa: E402
-from jitctx.tokens import get_tokenizer  # noqa: E402
+from jitctx.tokens.tokenizer import get_tokenizer  # noqa: E402
+from jitctx.window.assemble import AssembleConfig, assemble  # noqa: E402
+from jitctx.window.sources import Message, Source, ToolCall, history_sources, note_source, system_source, task_source  # noqa: E402
 
 WORDS = "value result index buffer parse token window budget source select render cache stable prefix commit branch".split()
 

@@ -128,8 +128,8 @@ def _summary(rows: list[dict]) -> dict:
 
 _BUILD = """
 import json, os, resource, sys, time
-from jitctx.build import build_here
-from jitctx.cache import index_file
+from jitctx.code.build import build_here
+from jitctx.cache.folders import index_file
 root = sys.argv[1]
 path = index_file(root)
 t = time.perf_counter()

@@ -43,7 +43,7 @@ CASES = [("common", "result"), ("rare", RARE), ("regex", r"fn_\d+_1\b")]
 
 
 def _rg() -> str:
-    from jitctx._backends.rg import find_rg
+    from jitctx.primitives.engines.rg import find_rg
 
     exe = find_rg()
     if exe is None:
@@ -96,10 +96,10 @@ def parity() -> None:
     """Matching files of the rg backend vs ``git grep -I -l --untracked``."""
     sys.path.insert(0, str(ROOT))
     from jitctx import Workspace
-    from jitctx._backends import Spec
-    from jitctx._backends.py import PythonBackend
-    from jitctx._backends.rg import RgBackend
-    from jitctx._backends.scope import Scope
+    from jitctx.primitives.engines import Spec
+    from jitctx.primitives.engines.py import PythonBackend
+    from jitctx.primitives.engines.rg import RgBackend
+    from jitctx.primitives.engines.scope import Scope
 
     repo = synth_repo()
     ws = Workspace(repo)

@@ -33,8 +33,8 @@ sys.path.insert(0, str(HERE.parent))
 from jitctx import Workspace  # noqa: E402
 from jitctx.refs import LineRef  # noqa: E402
 from jitctx.render import render_text  # noqa: E402
-from jitctx.text import show_name  # noqa: E402
-from jitctx.tokens import get_tokenizer  # noqa: E402
+from jitctx.text.lines import show_name  # noqa: E402
+from jitctx.tokens.tokenizer import get_tokenizer  # noqa: E402
 
 
 def before(res) -> str:

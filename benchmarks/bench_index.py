@@ -31,8 +31,8 @@ DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or PROJECT / "benchmarks" / ".da
 _BUILD = """
 import json, os, resource, sys, time
 sys.path.insert(0, sys.argv[1])
-from jitctx.build import build_here
-from jitctx.cache import index_file
+from jitctx.code.build import build_here
+from jitctx.cache.folders import index_file
 import inspect
 root = sys.argv[2]
 path = index_file(root)

@@ -58,7 +58,7 @@ _QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'|`([^`\n]{12,200}
 
 def classify(task: dict, files: list[str], root: Path, ws) -> str:
     """The class of a miss at 5 (module docstring)."""
-    from jitctx import locate as L
+    from jitctx.locate import rank as L
 
     gold = [g for g in task["gold"] if g not in task["created"]]
     text = task["task"]
@@ -136,7 +136,7 @@ def main(argv: list[str] | None = None) -> int:
     os.environ["JITCTX_SERVER"] = "0"
     sys.path.insert(0, str((args.code or PROJECT).resolve()))
     import jitctx
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     tasks = [json.loads(line) for line in (data / "tasks.jsonl").read_text().splitlines() if line.strip()]
     if args.repo:
@@ -165,7 +165,7 @@ def main(argv: list[str] | None = None) -> int:
             if not row["hit5"]:
                 row["miss"] = classify(t, row["files"], root, ws)
             if args.window:
-                from jitctx.context import context_for_task
+                from jitctx.window.for_task import context_for_task
 
                 sys.path.insert(0, str(PROJECT / "benchmarks"))
                 from bench_locate import evidence_files

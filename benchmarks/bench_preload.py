@@ -59,8 +59,8 @@ def build(dest: Path, big_agents_mib: int = 0) -> Path:
 _CHILD = r"""
 import json, sys, time
 t0 = time.perf_counter()
-from jitctx.workspace import Workspace
-from jitctx.tokens import get_tokenizer
+from jitctx.session.workspace import Workspace
+from jitctx.tokens.tokenizer import get_tokenizer
 ws = Workspace(sys.argv[1])
 t1 = time.perf_counter()
 get_tokenizer()
@@ -85,7 +85,7 @@ def _child(root: Path, cwd: str, reps: int) -> dict:
 
 
 def _references(root: Path) -> dict:
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     paths = [root / "AGENTS.md"] + [root.joinpath(*LEVELS[: i + 1], "AGENTS.md") for i in range(4)] + [root / "README.md"]
     reads = []
@@ -111,7 +111,7 @@ def _jit(reps: int = 3) -> dict | None:
     root = DATA / f"synth-{VERSION}"
     if not root.is_dir():
         return None
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(root)
     paths = ws.repo.files()[:10_000]

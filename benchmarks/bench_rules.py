@@ -32,10 +32,10 @@ _CHILD = r"""
 import json, sys, time
 sys.path.insert(0, sys.argv[1])
 root, cwd, mode = sys.argv[2], sys.argv[3], sys.argv[4]
-from jitctx.tokens import get_tokenizer
+from jitctx.tokens.tokenizer import get_tokenizer
 tok = get_tokenizer("cl100k_base"); tok.count("warm the encoding")
 t0 = time.process_time()
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 ws = Workspace(root, tokenizer=tok, record=False)
 if mode == "cold":
     p = ws.preload(cwd)
@@ -50,7 +50,7 @@ elif mode == "warm":
 else:
     res = ws.glob("**/*.md", limit=500, sort="path")
     paths = [r.path for r in res.results]
-    from jitctx.nested import NestedInstructions
+    from jitctx.preload.nested import NestedInstructions
     times = []
     for _ in range(15):
         jit = NestedInstructions(ws.policy, lambda: tok)

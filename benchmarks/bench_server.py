@@ -90,7 +90,7 @@ def stop_all(runtime: str) -> None:
     import shutil
     import signal
 
-    from jitctx.server import running
+    from jitctx.server.registry import running
 
     for pid in running(os.path.join(runtime, "jitctx")):
         try:

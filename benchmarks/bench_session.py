@@ -54,12 +54,12 @@ sys.path.insert(0, str(HERE.parent / "tests"))
 from session_model import Memory  # noqa: E402
 
 from jitctx import Workspace  # noqa: E402
-from jitctx.compact import compact  # noqa: E402
 from jitctx.errors import PathError  # noqa: E402
 from jitctx.refs import Diff, Excerpt, Unchanged  # noqa: E402
 from jitctx.render import render_text  # noqa: E402
-from jitctx.sources import Message, ToolCall  # noqa: E402
-from jitctx.tokens import get_tokenizer  # noqa: E402
+from jitctx.tokens.tokenizer import get_tokenizer  # noqa: E402
+from jitctx.window.compact import compact  # noqa: E402
+from jitctx.window.sources import Message, ToolCall  # noqa: E402
 
 MIRROR = "/work/.mirror/redis+redis/repo"
 
@@ -138,8 +138,8 @@ SCRIPT: list[tuple] = [
 
 def _lines(root: Path, path: str) -> list[str]:
     """The file's lines now, as head shows them (decoded, cut, redacted): what a read must rebuild."""
-    from jitctx.peek import file_lines
-    from jitctx.redact import redact_lines
+    from jitctx.primitives.headtail import file_lines
+    from jitctx.text.redact import redact_lines
 
     return redact_lines(file_lines((root / path).read_bytes()).lines)[0]
 
@@ -462,9 +462,9 @@ def _mutate(p: Path, rng: random.Random) -> None:
 
 def histories(n: int, seed: int = 22) -> dict:
     """compact() over ``n`` random histories: prefix hash, pairs, budget."""
-    from jitctx.assemble import AssembleConfig, assemble
-    from jitctx.compact import compact
-    from jitctx.sources import Message, Source, ToolCall, history_sources, system_source, task_source
+    from jitctx.window.assemble import AssembleConfig, assemble
+    from jitctx.window.compact import compact
+    from jitctx.window.sources import Message, Source, ToolCall, history_sources, system_source, task_source
 
     rng = random.Random(seed)
     tok = get_tokenizer()

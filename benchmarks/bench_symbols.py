@@ -69,7 +69,7 @@ def cold_build(repo: Path, env: dict, name: str) -> tuple[float, int]:
 
 def economy(repo: Path, samples: int, seed: int) -> dict:
     """Tokens and calls for "show me the definition of X", both ways, in process."""
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(repo)
     ws.symbols("x")
@@ -130,7 +130,7 @@ def main() -> None:
 
     run([jitctx(), "symbols", "main"], repo, env)  # the warm index for what follows
     target = args.file or longest_python(repo)
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     count = get_tokenizer().count
     outline_text = run([jitctx(), "outline", target], repo, env)
@@ -146,7 +146,7 @@ def main() -> None:
     s, g = med(times["symbols"]), med(times["glob"])
     print(f"warm symbols Task {fmt_ms(s)} vs glob '**/*.py' {fmt_ms(g)}: {s / g:.2f}x")
 
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     ws = Workspace(repo)
     ws.symbols("main")

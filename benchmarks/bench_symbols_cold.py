@@ -31,7 +31,7 @@ def main() -> int:
     ap.add_argument("--reps", type=int, default=1)
     args = ap.parse_args()
     sys.path.insert(0, str(PROJECT))
-    from jitctx import build
+    from jitctx.code import build
 
     for name in args.names or NAMES:
         for _ in range(args.reps):

@@ -34,8 +34,8 @@ sys.path.insert(0, str(HERE))
 from common import compile_project  # noqa: E402
 
 from jitctx.adapters.mcp import build_server  # noqa: E402
+from jitctx.session.workspace import Workspace  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
-from jitctx.workspace import Workspace  # noqa: E402
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or HERE / ".data")
 

@@ -68,7 +68,7 @@ def pct(xs: list[float], p: float) -> float:
 
 
 def latency(tries: int, poll: bool) -> dict:
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     with tempfile.TemporaryDirectory() as tmp:
         root = make_repo(Path(tmp))
@@ -123,7 +123,7 @@ def child(mode: str, idle: float) -> None:
 
     from synth import synth_repo
 
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     root = synth_repo()
     ws = Workspace(root)

@@ -78,8 +78,8 @@ def checkout(mirror: Path, root: Path, base: str) -> None:
 def build_index(root: Path, seed: Path | None, cache: Path) -> tuple[int, float]:
     """The jitctx index of ``root`` in ``cache``, from a copy of ``seed``'s when given; (exit, seconds)."""
     os.environ["JITCTX_CACHE_DIR"] = str(cache)
-    from jitctx.build import build_here
-    from jitctx.cache import index_file
+    from jitctx.cache.folders import index_file
+    from jitctx.code.build import build_here
 
     path = Path(index_file(root))
     if path.exists():

@@ -40,9 +40,9 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
-from jitctx import locate as L  # noqa: E402
-from jitctx import mentions as M  # noqa: E402
-from jitctx.workspace import Workspace  # noqa: E402
+from jitctx.locate import mentions as M  # noqa: E402
+from jitctx.locate import rank as L  # noqa: E402
+from jitctx.session.workspace import Workspace  # noqa: E402
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or PROJECT / "benchmarks" / ".data") / "locate"
 NAMES = {1: "a name defined in one place", 2: "a file named by the task", 3: "hub files", 4: "C behind another name", 5: "registration sites", 6: "none of these (vague)"}

@@ -31,10 +31,10 @@ def main() -> int:
     ap.add_argument("--names", type=int, default=100)
     ap.add_argument("--seed", type=int, default=32)
     args = ap.parse_args()
-    from jitctx import build
     from jitctx.adapters.cliview import CliView
+    from jitctx.code import build
     from jitctx.render import render_text
-    from jitctx.workspace import Workspace
+    from jitctx.session.workspace import Workspace
 
     for root in args.repos:
         root = root.resolve()

@@ -21,8 +21,8 @@ import sys
 from collections.abc import Callable
 
 from jitctx.errors import JitctxError
+from jitctx.session.workspace import Workspace
 from jitctx.tools import dispatch, export_schemas
-from jitctx.workspace import Workspace
 
 Model = Callable[[list[dict], list[dict]], dict]
 

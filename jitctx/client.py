@@ -1,7 +1,7 @@
 """The ``jitctx`` command: a thin client of the root's warm server, else the CLI itself.
 
 Owns deciding, in a few milliseconds, whether a call goes to the root's
-server (``jitctx.server``) and sending it there: argv, the working
+server (``jitctx.server.serve``) and sending it there: argv, the working
 directory, the session, the terminal width, and the caller's own stdout and
 stderr (passed as file descriptors when the call starts, so the server
 writes exactly what this process would, with the same buffering). Starts the
@@ -24,14 +24,14 @@ __all__ = ["main", "SERVED"]
 # the subcommands a server answers; watch, mcp, serve and session always run here
 SERVED = frozenset({"glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes", "preload", "context", "tools"})
 SPAWN_WAIT = 5.0  # seconds a session's first call waits for the server it started
-SPAWN_AFTER = 2  # calls of a root without a server (within endpoint.SEEN_WINDOW) before one starts
+SPAWN_AFTER = 2  # calls of a root without a server (within protocol.SEEN_WINDOW) before one starts
 
 
 def main() -> None:
     """Console entry: through the server when one can answer, else in this process."""
     argv = sys.argv[1:]
     if argv and argv[0] == "serve":
-        from .server import main as serve
+        from .server.serve import main as serve
 
         _exit(serve(argv))
     try:
@@ -77,17 +77,18 @@ def _through_server(argv: list[str]) -> int | None:
     root = guess_root(argv, cwd, env)
     if root is None:
         return None
-    from . import __version__, endpoint
+    from . import __version__
+    from .server import protocol
 
-    folder = endpoint.run_dir(env, root=root)
+    folder = protocol.run_dir(env, root=root)
     if folder is None:
         _debug("no private folder for sockets (or it would be inside the root)")
         return None
-    fp = endpoint.fingerprint(env, endpoint.PACKAGE, __version__)
-    request = endpoint.encode_request([endpoint.PROTOCOL, endpoint.digest(fp), cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv])
+    fp = protocol.fingerprint(env, protocol.PACKAGE, __version__)
+    request = protocol.encode_request([protocol.PROTOCOL, protocol.digest(fp), cwd, env.get("JITCTX_SESSION", ""), str(_columns(env)), _desc(sys.stdout), _desc(sys.stderr), *argv])
     wait = bool(env.get("JITCTX_SESSION")) or env.get("JITCTX_SERVER") == "wait"
     for _ in range(3):  # again when the server names another root's, or went away as we called
-        path = endpoint.socket_name(folder, root, fp)
+        path = protocol.socket_name(folder, root, fp)
         if path is None:
             _debug(f"socket path too long under {folder}")
             return None
@@ -98,9 +99,9 @@ def _through_server(argv: list[str]) -> int | None:
         if sock is None:
             if not wait:
                 if _calls_before(path) >= SPAWN_AFTER:
-                    _spawn(root, endpoint.digest(fp), folder, after_us=True)  # it starts once this process is done
+                    _spawn(root, protocol.digest(fp), folder, after_us=True)  # it starts once this process is done
                 return None  # answered here
-            _spawn(root, endpoint.digest(fp), folder)
+            _spawn(root, protocol.digest(fp), folder)
             sock = _wait_for(path)
             if sock is None:
                 _debug("the server did not start in time")
@@ -115,7 +116,7 @@ def _through_server(argv: list[str]) -> int | None:
         _debug(f"the server said {kind!r}")
         if kind in ("gone", "replaced"):  # it stopped before taking the call: its successor will
             if not wait:
-                _spawn(root, endpoint.digest(fp), folder, after_us=True)
+                _spawn(root, protocol.digest(fp), folder, after_us=True)
                 return None
             time.sleep(0.05)
             continue
@@ -155,7 +156,7 @@ def guess_root(argv: list[str], cwd: str, env) -> str | None:
 
 
 def _columns(env) -> int:
-    """The width the CLI's help would take here (``cli._columns``'s rule)."""
+    """The width the CLI's help would take here (``call.terminal_columns``'s rule)."""
     try:
         columns = int(env.get("COLUMNS", "0"))
     except ValueError:
@@ -216,11 +217,11 @@ def _blocked(path: str) -> str | None:
 
 def _calls_before(path: str) -> int:
     """How many calls this root (and environment) had without a server, the last less than
-    ``endpoint.SEEN_WINDOW`` seconds ago: its mark beside the socket's place (``.seen``, a
+    ``protocol.SEEN_WINDOW`` seconds ago: its mark beside the socket's place (``.seen``, a
     byte per call), this one added. A server is started from the third on: a root called
     once or twice (a test suite's temporary repositories, a one-off look) never pays a
     server's start; one called again and again does, once."""
-    from .endpoint import SEEN_WINDOW
+    from .server.protocol import SEEN_WINDOW
 
     mark = path[: -len(".sock")] + ".seen"
     try:
@@ -323,7 +324,7 @@ for i in range(%d):
 else:
     sys.exit(0)
 sys.path.insert(0, %r)
-from jitctx.server import main
+from jitctx.server.serve import main
 sys.exit(main([*sys.argv[1:], "--slot", str(slot)]))
 """
 STARTING = 2  # servers of one run folder starting (importing, warming up) at once

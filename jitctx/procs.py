@@ -11,7 +11,7 @@ process of this user, whatever environment started it (``find``, ``stop``:
 the first line of the code it runs (``MARK``), or as ``jitctx serve`` run
 in the foreground. Imports ``os`` and ``sys`` only at module level: the thin
 client spawns through it. Does not own what those processes do (``server``,
-``build``, ``code.analysis``).
+``code.build``, ``code.workers``).
 """
 
 from __future__ import annotations

@@ -16,7 +16,7 @@ import math
 from dataclasses import MISSING, dataclass, field, fields
 
 from .errors import QueryError
-from .hints import call
+from .text.hints import call
 
 __all__ = [
     "MAX_TOKENS",
@@ -325,7 +325,7 @@ class SearchQuery(Query):
 
     @classmethod
     def _checked(cls, values: dict, notice: str | None) -> SearchQuery:
-        from .match import compile_glob
+        from .text.globs import compile_glob
 
         pattern = values["pattern"]
         if not isinstance(pattern, str):

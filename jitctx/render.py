@@ -10,9 +10,9 @@ from __future__ import annotations
 import time
 from dataclasses import replace
 
-from .hints import call
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
-from .text import show_name
+from .text.hints import call
+from .text.lines import show_name
 
 __all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
 
@@ -324,7 +324,7 @@ def fit_tokens(result: Result, max_tokens: int, tokenizer, view: View | None = N
 
     The fixed parts (instructions, stale notes, a notice) are priced first;
     the cut is stated in the notice with the call that reads on. Excerpts are
-    cut by ``peek.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
+    cut by ``headtail.fit_excerpt``. ``view``: the surface's, so the priced text is the text shown.
     """
     max_tokens = clamp_to_rule(result, max_tokens)
     result = slim_instructions(result, max_tokens, tokenizer, view)

@@ -147,8 +147,9 @@ def stop_servers(runtime: str, cache: str | None = None) -> None:
     """Kill every server started under ``runtime`` (its ``jitctx/`` run folder, or the
     folder itself), and every index builder of the ``cache`` folder (a server's, or a call's
     in this process): a test stops every process it started."""
-    from jitctx import build, procs
-    from jitctx.servers import running
+    from jitctx import procs
+    from jitctx.code import build
+    from jitctx.server.registry import running
 
     folder = runtime if os.path.basename(runtime) in ("jitctx", "run") else os.path.join(runtime, "jitctx")
     pids = running(folder)

@@ -78,7 +78,7 @@ class FakeWorkspace:
 
     def glob(self, pattern, path=".", **kwargs):
         """Scripted per single pattern; a brace choice answers with the union of its parts."""
-        from jitctx.match import expand_braces
+        from jitctx.text.globs import expand_braces
 
         self.calls.append(("glob", pattern))
         got: list = []

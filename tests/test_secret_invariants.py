@@ -136,9 +136,9 @@ def planted(make_repo):
 
 @pytest.mark.slow
 def test_issue_29_a_planted_secret_is_never_shown_by_a_session(planted):
-    from jitctx.compact import compact
-    from jitctx.context import context_for_task
-    from jitctx.sources import Message, ToolCall
+    from jitctx.window.compact import compact
+    from jitctx.window.for_task import context_for_task
+    from jitctx.window.sources import Message, ToolCall
 
     repo = planted
     history: list[Message] = [Message("user", "look at the settings")]

@@ -25,7 +25,7 @@ def _no_threads_left():
     assert not left, f"threads left behind: {left}"
 
 
-# -- a fake preload (the real one lives in jitctx.preload) ---------------------
+# -- a fake preload (the real one lives in jitctx.preload.prefix) ---------------------
 
 
 @dataclass
@@ -41,7 +41,7 @@ def fake_preload(monkeypatch):
     calls: list[dict] = []
 
     def preload(policy, tokenizer, *, cwd=None, budget=8000, readme_budget=2000, fallbacks=(), head=None, **_):
-        from jitctx.preload import Covered
+        from jitctx.preload.prefix import Covered
         from jitctx.refs import Delivered
 
         calls.append({"cwd": cwd, "budget": budget, "readme_budget": readme_budget})
@@ -50,9 +50,9 @@ def fake_preload(monkeypatch):
         pre = FakePrefix(text, hashlib.sha256(text.encode()).hexdigest())
         return pre, Covered((".",), (Delivered("AGENTS.md", p.resolve(), "preload"),))
 
-    import jitctx.preload
+    import jitctx.preload.prefix
 
-    monkeypatch.setattr(jitctx.preload, "preload", preload, raising=False)
+    monkeypatch.setattr(jitctx.preload.prefix, "preload", preload, raising=False)
     return calls
 
 

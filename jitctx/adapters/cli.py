@@ -12,8 +12,9 @@ import os
 import sys
 
 from .. import __version__
+from ..call import Caller
 
-__all__ = ["Caller", "Elsewhere", "build_parser", "call", "main", "subparser"]
+__all__ = ["build_parser", "call", "main", "subparser"]
 
 EXIT_FOUND, EXIT_EMPTY, EXIT_ERROR = 0, 1, 2
 
@@ -32,7 +33,7 @@ def _common(p: argparse.ArgumentParser, *, root: bool = True, json: bool = True,
 
 
 def _formats(p: argparse.ArgumentParser) -> None:
-    """``--formats``: which agents' instruction and rule files are read (``jitctx.rules``)."""
+    """``--formats``: which agents' instruction and rule files are read (``jitctx.preload.formats``)."""
     p.add_argument(
         "--formats",
         metavar="LIST",
@@ -77,82 +78,65 @@ def _query_values(args, query: type) -> dict:
     return {q.name: getattr(args, q.name) for q in params(query) if q.arg.cli and (getattr(args, q.name) is not None or not q.arg.flags)}
 
 
-def _columns() -> int:
-    """The width argparse's help takes, as ``shutil.get_terminal_size`` finds it
-    ($COLUMNS, else the terminal, else 80), without importing shutil: argparse
-    makes a formatter for every option it adds, and shutil's import (bz2, lzma)
-    costs ~2 ms of a one-shot call. Through the server, the caller's own width."""
-    if _CALLER is not None and _CALLER.columns is not None:
-        return _CALLER.columns
-    try:
-        columns = int(os.environ.get("COLUMNS", "0"))
-    except ValueError:
-        columns = 0
-    if columns <= 0:
-        try:
-            columns = os.get_terminal_size(sys.__stdout__.fileno()).columns if sys.__stdout__ is not None else 0
-        except (ValueError, OSError):  # not a terminal, or closed
-            columns = 0
-    return columns if columns > 0 else 80
+_Formatter = argparse.HelpFormatter
+_RawFormatter = argparse.RawDescriptionHelpFormatter
 
 
-class _Width:
-    def __init__(self, prog: str, indent_increment: int = 2, max_help_position: int = 24, width: int | None = None) -> None:
-        super().__init__(prog, indent_increment, max_help_position, _columns() - 2 if width is None else width)  # type: ignore[call-arg]
+class _Io:
+    """The call a parser tree answers for (shared by a parser and its subparsers):
+    where argparse's help, usage and errors go, the width they wrap at, the argv
+    (a usage error under ``--json`` is also a JSON object). Set per call by :func:`_parser`."""
 
+    __slots__ = ("argv", "caller")
 
-class _Formatter(_Width, argparse.HelpFormatter):
-    pass
-
-
-class _RawFormatter(_Width, argparse.RawDescriptionHelpFormatter):
-    pass
+    def __init__(self) -> None:
+        self.argv: list[str] = []
+        self.caller: Caller | None = None
 
 
 class _Parser(argparse.ArgumentParser):
-    """argparse, but a usage error under ``--json`` is also one JSON object on stdout."""
+    """argparse, but writing to the call's streams at the call's width, and a usage
+    error under ``--json`` is also one JSON object on stdout."""
 
-    def __init__(self, *args, **kwargs) -> None:
+    def __init__(self, *args, io: _Io | None = None, **kwargs) -> None:
+        self.io = io if io is not None else _Io()
         kwargs.setdefault("formatter_class", _Formatter)
         super().__init__(*args, **kwargs)
 
+    def _caller(self) -> Caller:
+        if self.io.caller is None:
+            self.io.caller = Caller.here()
+        return self.io.caller
+
+    def _get_formatter(self):
+        return self.formatter_class(prog=self.prog, width=self._caller().width() - 2)  # type: ignore[call-arg]
+
+    def print_help(self, file=None) -> None:
+        super().print_help(file if file is not None else self._caller().out)
+
+    def print_usage(self, file=None) -> None:
+        super().print_usage(file if file is not None else self._caller().out)
+
+    def _print_message(self, message: str, file=None) -> None:
+        if message:
+            caller = self._caller()
+            file = caller.err if file is None or file is sys.stderr else caller.out if file is sys.stdout else file
+            try:
+                file.write(message)
+            except (AttributeError, OSError):
+                pass
+
     def error(self, message: str):
-        if "--json" in _ARGV:
-            _json_error({"type": "usage_error", "message": message, "hint": f"see {self.prog} --help"})
+        if "--json" in self.io.argv:
+            _json_error(self._caller().out, {"type": "usage_error", "message": message, "hint": f"see {self.prog} --help"})
         super().error(message)
 
 
-_ARGV: list[str] = []  # the argv main() parses (tests call main() directly)
-
-
-class Elsewhere(Exception):
-    """Raised by a server's :class:`Caller` when the call names another root: nothing was
-    written, and the client asks that root's server (or runs the call itself)."""
-
-    def __init__(self, root: str) -> None:
-        super().__init__(root)
-        self.root = root
-
-
-class Caller:
-    """What a server knows of the process it answers for (``main(argv, caller=...)``):
-    ``workspace(root, record)`` makes the call's Workspace (raising :class:`Elsewhere`
-    for another root), ``columns`` is the caller's help width."""
-
-    columns: int | None = None
-
-    def workspace(self, root: str | None, record: bool):  # pragma: no cover - the server's
-        raise NotImplementedError
-
-
-_CALLER: Caller | None = None  # the server's caller during a call (one call at a time)
-
-
-def _json_error(err: dict) -> None:
+def _json_error(out, err: dict) -> None:
     import json
 
-    sys.stdout.write(json.dumps({"error": err}, ensure_ascii=False) + "\n")
-    sys.stdout.flush()
+    out.write(json.dumps({"error": err}, ensure_ascii=False) + "\n")
+    out.flush()
 
 
 _EXITS = "exit status: 0 found, 1 nothing found, 2 error (message on stderr; with --json also a JSON error object on stdout)"
@@ -240,13 +224,18 @@ def _sub(sub, name: str, text: str) -> argparse.ArgumentParser:
     """A subcommand whose help says what it does, what it prints, examples and exit codes."""
     prints, examples = _HELP.get(name, ("", []))
     epilog = "\n".join([*(["examples:", *(f"  {e}" for e in examples)] if examples else []), _EXITS_FOR.get(name, _EXITS)])
-    return sub.add_parser(name, help=text, description=f"{text[0].upper()}{text[1:]}.\n{prints}".rstrip(), epilog=epilog, formatter_class=_RawFormatter)
+    description = f"{text[0].upper()}{text[1:]}.\n{prints}".rstrip()
+    return sub.add_parser(name, help=text, description=description, epilog=epilog, formatter_class=_RawFormatter, io=sub.io)
 
 
-def build_parser(command: str | None = None) -> argparse.ArgumentParser:
+def build_parser(command: str | None = None, caller: Caller | None = None) -> _Parser:
     """The CLI's parser; with ``command``, only that subcommand's options are built
-    (argparse builds each one's in full: ~5 ms of a one-shot call for all twelve)."""
+    (argparse builds each one's in full: ~5 ms of a one-shot call for all twelve).
+    ``caller``: where its help, usage and errors go (``None``: this process's streams)."""
+    io = _Io()
+    io.caller = caller
     parser = _Parser(
+        io=io,
         prog="jitctx",
         description="Repository context for coding agents: references, not file dumps.",
         epilog="Paths are taken from the working directory and printed from it. Exit status: "
@@ -255,24 +244,26 @@ def build_parser(command: str | None = None) -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"jitctx {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    sub.io = io  # type: ignore[attr-defined]  # each subcommand's parser answers for the same call
     for name, build in _SUBCOMMANDS.items():
         if command is None or command == name:
             build(sub, name)
     return parser
 
 
-_BUILT: dict[tuple, argparse.ArgumentParser] = {}  # a server's parsers, by subcommand and width
+_BUILT: dict[str | None, _Parser] = {}  # a server's parsers, by subcommand (the adapter's own cache)
 
 
-def _parser(command: str | None) -> argparse.ArgumentParser:
-    """The parser for this call; a server reuses each one it built (~0.8 ms a call:
-    argparse builds every option and looks up its translations), a process builds one."""
-    if _CALLER is None:
-        return build_parser(command)
-    key = (command, _columns())
-    parser = _BUILT.get(key)
+def _parser(command: str | None, caller: Caller, argv: list[str]) -> _Parser:
+    """The parser for this call, answering for ``caller``; a server reuses each one it
+    built (~0.8 ms a call: argparse builds every option and looks up its translations),
+    a process builds one."""
+    parser = _BUILT.get(command) if caller.serves is not None else None
     if parser is None:
-        parser = _BUILT[key] = build_parser(command)
+        parser = build_parser(command, caller)
+        if caller.serves is not None:
+            _BUILT[command] = parser
+    parser.io.caller, parser.io.argv = caller, argv
     return parser
 
 
@@ -386,35 +377,68 @@ def subparser(parser: argparse.ArgumentParser, command: str | None) -> argparse.
     return parser
 
 
-def _workspace(args):
+def _workspace(args, caller: Caller):
     """The call's Workspace. A one-shot call records no deliveries: no later call
     of its session could be told they went stale (``watch`` does record)."""
-    from ..workspace import Workspace
+    from ..session.workspace import Workspace
     from .cliview import CliView
 
     record = args.command == "watch"
     repo = getattr(args, "prefetched", None)
-    if _CALLER is not None:
-        ws = _CALLER.workspace(args.root, record)  # the server's: warm listing, the caller's session
+    if caller.workspace is not None:
+        if caller.serves != getattr(args, "served_root", None):
+            _root(args, caller)  # a bad root fails here, as a Workspace of it would in process
+            raise RuntimeError(f"the server of {caller.serves} was asked for another root")  # _main checked it first
+        ws = caller.workspace(record)  # the server's: warm listing, the caller's session
     else:
-        ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record)
+        ws = Workspace(repo=repo, record=record) if repo is not None else Workspace(args.root, record=record, cwd=caller.cwd)
     formats = getattr(args, "formats", None)
-    if formats is not None or _CALLER is not None:  # a server's session keeps its Workspace: each call says its own
+    if formats is not None or caller.workspace is not None:  # a server's session keeps its Workspace: each call says its own
         ws.set_formats(formats)
+    ws.progress_to = caller.err  # a cold index build's progress line (on a terminal)
     # paths print from the working directory and hints as flags; token caps price that text
-    ws.view = args.view = CliView(_cwd_in(ws))
+    ws.view = args.view = CliView(_cwd_in(ws, caller))
     return ws
 
 
-def _cwd_in(ws) -> str:
-    """The working directory, repo-relative, when it is inside the root below it; else ``""``."""
-    from ..repo import working_directory
+def _root(args, caller: Caller):
+    """The root the call names, resolved from the caller's working directory."""
+    from ..repo.universe import find_root
 
-    cwd = working_directory().resolve()
+    return find_root(args.root, cwd=caller.cwd)
+
+
+def _elsewhere(args, caller: Caller) -> str | None:
+    """For a server's call: the root the call names when it is not the one served (the
+    client then asks that root's server); ``None`` when it is, or when resolving it fails
+    (the command reports that where a call in process would)."""
+    from ..errors import JitctxError
+
+    if caller.serves is None or not hasattr(args, "root"):
+        return None
+    try:
+        real = str(_root(args, caller))
+    except JitctxError:
+        return None
+    args.served_root = real
+    return real if real != caller.serves else None
+
+
+def _cwd(caller: Caller):
+    from pathlib import Path
+
+    from ..repo.universe import working_directory
+
+    return (Path(caller.cwd) if caller.cwd is not None else working_directory()).resolve()
+
+
+def _cwd_in(ws, caller: Caller) -> str:
+    """The working directory, repo-relative, when it is inside the root below it; else ``""``."""
+    cwd = _cwd(caller)
     return cwd.relative_to(ws.root).as_posix() if cwd != ws.root and cwd.is_relative_to(ws.root) else ""
 
 
-def _from_cwd(ws, path: str) -> str:
+def _from_cwd(ws, caller: Caller, path: str) -> str:
     """A relative CLI path is taken from the working directory when that is inside the root.
 
     Like any Unix tool (``cd src && jitctx head app.py``); tool callers, which
@@ -423,10 +447,7 @@ def _from_cwd(ws, path: str) -> str:
     """
     if not path or os.path.isabs(path):
         return path
-
-    from ..repo import working_directory
-
-    cwd = working_directory().resolve()
+    cwd = _cwd(caller)
     if cwd == ws.root or not cwd.is_relative_to(ws.root):
         return path  # as typed: an error message names it as the user wrote it
     rel = os.path.relpath(cwd / path, ws.root)
@@ -436,122 +457,122 @@ def _from_cwd(ws, path: str) -> str:
     return str(cwd / path) if rel == ".." or rel.startswith(".." + os.sep) else rel
 
 
-def _emit(args, result) -> int:
+def _emit(args, caller: Caller, result) -> int:
     from ..render import render_json, render_text
 
     text = render_json(result) if args.json else render_text(result, view=args.view)
     if text:
-        sys.stdout.write(text + "\n")
+        caller.out.write(text + "\n")
     return EXIT_EMPTY if result.is_empty else EXIT_FOUND
 
 
-def _cmd_glob(args) -> int:
+def _cmd_glob(args, caller: Caller) -> int:
     from ..query import FindQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, FindQuery)
-    values["path"] = _from_cwd(ws, values["path"])
-    return _emit(args, ws.glob(**values, max_tokens=args.max_tokens))
+    values["path"] = _from_cwd(ws, caller, values["path"])
+    return _emit(args, caller, ws.glob(**values, max_tokens=args.max_tokens))
 
 
-def _cmd_grep(args) -> int:
+def _cmd_grep(args, caller: Caller) -> int:
     from ..query import SearchQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, SearchQuery)
-    values["path"] = _from_cwd(ws, values["path"])
-    return _emit(args, ws.grep(**values, max_tokens=args.max_tokens))
+    values["path"] = _from_cwd(ws, caller, values["path"])
+    return _emit(args, caller, ws.grep(**values, max_tokens=args.max_tokens))
 
 
-def _cmd_head(args) -> int:
+def _cmd_head(args, caller: Caller) -> int:
     from ..query import HeadQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, HeadQuery)
-    return _emit(args, ws.head(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
+    return _emit(args, caller, ws.head(_from_cwd(ws, caller, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
-def _cmd_outline(args) -> int:
+def _cmd_outline(args, caller: Caller) -> int:
     from ..query import OutlineQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, OutlineQuery)
-    return _emit(args, ws.outline(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
+    return _emit(args, caller, ws.outline(_from_cwd(ws, caller, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
-def _cmd_symbols(args) -> int:
+def _cmd_symbols(args, caller: Caller) -> int:
     from ..query import SymbolsQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, SymbolsQuery)
-    values["path"] = _from_cwd(ws, values["path"])
-    return _emit(args, ws.symbols(values.pop("query"), **values, max_tokens=args.max_tokens))
+    values["path"] = _from_cwd(ws, caller, values["path"])
+    return _emit(args, caller, ws.symbols(values.pop("query"), **values, max_tokens=args.max_tokens))
 
 
-def _cmd_tail(args) -> int:
+def _cmd_tail(args, caller: Caller) -> int:
     from ..query import TailQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, TailQuery)
-    return _emit(args, ws.tail(_from_cwd(ws, values.pop("path")), **values, max_tokens=args.max_tokens))
+    return _emit(args, caller, ws.tail(_from_cwd(ws, caller, values.pop("path")), **values, max_tokens=args.max_tokens))
 
 
-def _cmd_locate(args) -> int:
+def _cmd_locate(args, caller: Caller) -> int:
     from ..query import LocateQuery
 
-    ws = _workspace(args)
-    return _emit(args, ws.locate(**_query_values(args, LocateQuery), max_tokens=args.max_tokens))
+    ws = _workspace(args, caller)
+    return _emit(args, caller, ws.locate(**_query_values(args, LocateQuery), max_tokens=args.max_tokens))
 
 
-def _cmd_notes(args) -> int:
+def _cmd_notes(args, caller: Caller) -> int:
     from ..query import NotesQuery
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     values = _query_values(args, NotesQuery)
-    values["paths"] = [_from_cwd(ws, p) for p in values.get("paths") or ()]
-    return _emit(args, ws.notes(values.pop("action"), values.pop("text", None), **values, max_tokens=args.max_tokens))
+    values["paths"] = [_from_cwd(ws, caller, p) for p in values.get("paths") or ()]
+    return _emit(args, caller, ws.notes(values.pop("action"), values.pop("text", None), **values, max_tokens=args.max_tokens))
 
 
-def _cmd_preload(args) -> int:
-    ws = _workspace(args)
+def _cmd_preload(args, caller: Caller) -> int:
+    ws = _workspace(args, caller)
     # the chain runs to the working directory, as agents load it, unless --cwd says otherwise
-    cwd = _from_cwd(ws, args.cwd if args.cwd is not None else ".")
+    cwd = _from_cwd(ws, caller, args.cwd if args.cwd is not None else ".")
     pre = ws.preload(cwd, budget=args.budget, readme_budget=args.readme_budget)
     if args.json:
         import json
 
-        sys.stdout.write(json.dumps(pre.to_dict(), ensure_ascii=False) + "\n")
+        caller.out.write(json.dumps(pre.to_dict(), ensure_ascii=False) + "\n")
     elif pre.text:  # the prefix as it is, but a cut marker's read-on call as a command line
         text = args.view.calls(pre.text)
-        sys.stdout.write(text if text.endswith("\n") else text + "\n")
+        caller.out.write(text if text.endswith("\n") else text + "\n")
     for w in [] if args.json else pre.warnings:
-        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
+        caller.err.write(f"jitctx: warning: {args.view.hint(w)}\n")
     if not args.json:  # the prefix on stdout stays byte-stable; what it cost is said beside it
         if pre.text:
-            sys.stderr.write(f"jitctx: prefix: {pre.tokens:,} tokens of a {pre.budget:,}-token budget, {len(pre.files):,} file{'s' if len(pre.files) != 1 else ''}\n")
+            caller.err.write(f"jitctx: prefix: {pre.tokens:,} tokens of a {pre.budget:,}-token budget, {len(pre.files):,} file{'s' if len(pre.files) != 1 else ''}\n")
         elif args.budget == 0:
-            sys.stderr.write("jitctx: note: preloading is off (--budget 0): nothing to print\n")
+            caller.err.write("jitctx: note: preloading is off (--budget 0): nothing to print\n")
         else:
-            from ..instructions import DEFAULT_FALLBACKS
+            from ..preload.instructions import DEFAULT_FALLBACKS
 
             names = ", ".join(("AGENTS.override.md", "AGENTS.md", *DEFAULT_FALLBACKS))
             where = f"from the root down to {args.view.path(cwd)}" if cwd not in ("", ".") else "in the root"
-            sys.stderr.write(f"jitctx: note: nothing to preload: no instruction file ({names}) {where}, and no README at the root\n")
+            caller.err.write(f"jitctx: note: nothing to preload: no instruction file ({names}) {where}, and no README at the root\n")
     return EXIT_FOUND if pre.text else EXIT_EMPTY
 
 
-def _cmd_watch(args) -> int:
+def _cmd_watch(args, caller: Caller) -> int:
     """JSON lines until interrupted or ``--timeout``: exit 0 if HEAD moved or a file went stale, else 1."""
     import json
     from datetime import datetime, timezone
 
     _check_timeout(args.timeout)
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     changed = False
     with ws:
-        named = _watched(ws, [_from_cwd(ws, p) for p in args.paths])
+        named = _watched(ws, caller, [_from_cwd(ws, caller, p) for p in args.paths])
         # the session's prefix runs to the working directory, as `jitctx preload` does
-        ws.preload(_from_cwd(ws, "."))
+        ws.preload(_from_cwd(ws, caller, "."))
         ws.ledger.record_all(named, ws.head_sha())
         events = ws.watch(timeout=args.timeout, poll=args.poll)
         try:
@@ -560,8 +581,8 @@ def _cmd_watch(args) -> int:
                 if event["event"] == "refreshed" and named:
                     ws.ledger.record_all(named, ws.head_sha())  # a refresh forgets changed files: keep watching them
                 stamp = datetime.now(timezone.utc).isoformat(timespec="milliseconds").replace("+00:00", "Z")
-                sys.stdout.write(json.dumps({"time": stamp, **event}, ensure_ascii=False) + "\n")
-                sys.stdout.flush()
+                caller.out.write(json.dumps({"time": stamp, **event}, ensure_ascii=False) + "\n")
+                caller.out.flush()
         finally:
             events.close()
     return EXIT_FOUND if changed else EXIT_EMPTY
@@ -579,7 +600,7 @@ def _check_timeout(timeout: float | None) -> None:
         raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. --timeout 30, or leave it out to watch until interrupted", timeout=timeout)
 
 
-def _watched(ws, paths: list[str]) -> list:
+def _watched(ws, caller: Caller, paths: list[str]) -> list:
     """The files named on ``jitctx watch``'s command line (a folder: its files, as glob lists them), as deliveries."""
     from ..refs import Delivered
 
@@ -591,7 +612,7 @@ def _watched(ws, paths: list[str]) -> list:
             res = ws.glob("**", target.path, limit=MAX_WATCHED, sort="path")
             names = [r.path for r in res.results if not r.denied]
             if res.truncated:
-                sys.stderr.write(f"jitctx: warning: watching the first {MAX_WATCHED:,} files of {_shown(ws, target.path)}\n")
+                caller.err.write(f"jitctx: warning: watching the first {MAX_WATCHED:,} files of {_shown(ws, target.path)}\n")
         for name in names:
             t = ws.policy.resolve(name, want="file")
             out.append(Delivered(t.path, t.real, "read"))
@@ -605,68 +626,68 @@ def _shown(ws, path: str) -> str:
     return view.path(path) if view is not None else path
 
 
-def _cmd_context(args) -> int:
+def _cmd_context(args, caller: Caller) -> int:
     import json
 
-    from ..assemble import check_budget
-    from ..context import context_for_task
+    from ..window.assemble import check_budget
+    from ..window.for_task import context_for_task
 
     check_budget(args.budget)  # a bad budget fails before any work
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     # the prefix runs to the working directory, as `jitctx preload` does; a failing preload is a warning
-    ctx = context_for_task(ws, args.task, budget=args.budget, cwd=_from_cwd(ws, "."))
-    sys.stdout.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else args.view.calls(ctx.text).rstrip("\n")) + "\n")
-    sys.stdout.flush()  # warnings follow the window, not interleave with it
+    ctx = context_for_task(ws, args.task, budget=args.budget, cwd=_from_cwd(ws, caller, "."))
+    caller.out.write((json.dumps(ctx.to_dict(), ensure_ascii=False) if args.json else args.view.calls(ctx.text).rstrip("\n")) + "\n")
+    caller.out.flush()  # warnings follow the window, not interleave with it
     for w in [] if args.json else ctx.warnings:
-        sys.stderr.write(f"jitctx: warning: {args.view.hint(w)}\n")
+        caller.err.write(f"jitctx: warning: {args.view.hint(w)}\n")
     return EXIT_EMPTY if ctx.located == 0 else EXIT_FOUND
 
 
-def _cmd_tools(args) -> int:
+def _cmd_tools(args, caller: Caller) -> int:
     import json
 
     from .tools import export_schemas
 
-    sys.stdout.write(json.dumps(export_schemas(args.format), indent=2) + "\n")
+    caller.out.write(json.dumps(export_schemas(args.format), indent=2) + "\n")
     return EXIT_FOUND
 
 
 MCP_INSTALL = "from a jitctx checkout: pip install '.[mcp]'; else: pip install 'mcp>=2.3,<3' into jitctx's environment"
 
 
-def _cmd_mcp(args) -> int:
+def _cmd_mcp(args, caller: Caller) -> int:
     try:
         from .mcp import serve
     except ImportError as exc:  # the `mcp` extra (the SDK, anyio, ...) is not installed
         missing = f" (no module {exc.name!r})" if getattr(exc, "name", None) else ""
-        _error(f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
+        _error(caller.err, f"jitctx mcp needs the MCP SDK, which is not installed{missing}", MCP_INSTALL)
         return EXIT_ERROR
     return serve(args.root, formats=args.formats)
 
 
-def _cmd_index(args) -> int:
+def _cmd_index(args, caller: Caller) -> int:
     import json
     import time
 
-    from .. import build
+    from ..code import build
     from ..render import human_size
 
-    ws = _workspace(args)
+    ws = _workspace(args, caller)
     code = ws.code
     path = code.index.path
     if path is None:
-        _error(f"the index of {ws.root} cannot be kept: {code.index.notice}", "set XDG_CACHE_HOME or JITCTX_CACHE_DIR to a writable folder")
+        _error(caller.err, f"the index of {ws.root} cannot be kept: {code.index.notice}", "set XDG_CACHE_HOME or JITCTX_CACHE_DIR to a writable folder")
         return EXIT_ERROR
     if args.stop:
         pid = build.stop(path)
         text = f"stopped the background build (pid {pid})" if pid else "no background build runs"
-        sys.stdout.write((json.dumps({"stopped": pid}) if args.json else text) + "\n")
+        caller.out.write((json.dumps({"stopped": pid}) if args.json else text) + "\n")
         return EXIT_FOUND if pid else EXIT_EMPTY
     if args.status:
         st = build.state(code)
         current = st["built"] and not st["behind"] and st["building"] is None
         if args.json:
-            sys.stdout.write(json.dumps(st) + "\n")
+            caller.out.write(json.dumps(st) + "\n")
         else:
             lines = [f"index of {ws.root}: " + ("current" if current else "built" if st["built"] else "not built"), f"store: {path} ({human_size(st['bytes'])})"]
             if st["built"]:
@@ -679,11 +700,11 @@ def _cmd_index(args) -> int:
                 lines.append(f"building in the background ({far}, pid {b['pid']}); stop it with jitctx index --stop")
             if st["failed"]:
                 lines.append(f"the last build could not write the store: {st['failed']}")
-            sys.stdout.write("\n".join(lines) + "\n")
+            caller.out.write("\n".join(lines) + "\n")
         return EXIT_FOUND if current else EXIT_EMPTY
     from .progress import Reporter
 
-    report = Reporter()
+    report = Reporter(caller.err)
     started = time.monotonic()
     try:
         while True:
@@ -698,23 +719,23 @@ def _cmd_index(args) -> int:
     finally:
         report.close()
     if got == 3:
-        _error(f"the index cannot be written: {build.failed(path)}", "free some disk space, or set JITCTX_CACHE_DIR to a writable folder")
+        _error(caller.err, f"the index cannot be written: {build.failed(path)}", "free some disk space, or set JITCTX_CACHE_DIR to a writable folder")
         return EXIT_ERROR
     if got != 0:
-        _error("the index build failed", "set JITCTX_DEBUG=1 and run jitctx index again to see why")
+        _error(caller.err, "the index build failed", "set JITCTX_DEBUG=1 and run jitctx index again to see why")
         return EXIT_ERROR
     rows, _waiting = code.index.outlined()
     size = sum(os.path.getsize(p) for p in (path, path + "-wal") if os.path.exists(p))
     seconds = time.monotonic() - started
     if args.json:
-        sys.stdout.write(json.dumps({"root": str(ws.root), "path": path, "files": rows, "bytes": size, "seconds": round(seconds, 2)}) + "\n")
+        caller.out.write(json.dumps({"root": str(ws.root), "path": path, "files": rows, "bytes": size, "seconds": round(seconds, 2)}) + "\n")
     else:
-        sys.stdout.write(f"index of {ws.root}: {rows:,} files, {human_size(size)} ({path}), in {seconds:.1f} s\n")
+        caller.out.write(f"index of {ws.root}: {rows:,} files, {human_size(size)} ({path}), in {seconds:.1f} s\n")
     return EXIT_FOUND
 
 
-def _cmd_session(args) -> int:
-    sys.stdout.write(os.urandom(12).hex() + "\n")
+def _cmd_session(args, caller: Caller) -> int:
+    caller.out.write(os.urandom(12).hex() + "\n")
     return EXIT_FOUND
 
 
@@ -734,34 +755,24 @@ _COMMANDS = {
     "mcp": _cmd_mcp,
     "session": _cmd_session,
     "index": _cmd_index,
-}  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server), which sits above the CLI
+}  # `serve` runs from the jitctx command (jitctx.client -> jitctx.server.serve), which sits above the CLI
 
 
 def main(argv: list[str] | None = None, *, caller: Caller | None = None) -> int:
     """Run the CLI; returns the exit code (0 found, 1 nothing found, 2 error).
 
-    ``caller``: a server answering for another process (``jitctx.server``): its
-    Workspaces, its width; nothing is listed ahead (the server keeps a listing).
+    ``caller``: what the call is for and where its answer goes (``jitctx.call``):
+    a server answering for another process hands its streams, working directory,
+    width and Workspaces (nothing is listed ahead: the server keeps a listing);
+    ``None``: this process's own.
     """
-    global _CALLER
-    _CALLER = caller
-    try:
-        return _main(argv)
-    finally:
-        _CALLER = None
-
-
-def _main(argv: list[str] | None) -> int:
-    for name in ("stdout", "stderr"):
-        if getattr(sys, name) is None:  # started with the stream closed (`>&-`): write nowhere, quietly
-            setattr(sys, name, open(os.devnull, "w"))  # noqa: SIM115 - lives as long as the process
+    caller = caller if caller is not None else Caller.here()
     argv = sys.argv[1:] if argv is None else argv
-    _ARGV[:] = argv
     if argv == ["--version"]:  # before the parser: building it imports every Query (~20 ms)
-        sys.stdout.write(f"jitctx {__version__}\n")
+        caller.out.write(f"jitctx {__version__}\n")
         return EXIT_FOUND
-    early = _early_glob(argv) if _CALLER is None else None  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
-    parser = _parser(argv[0] if argv and argv[0] in _SUBCOMMANDS else None)
+    early = _early_glob(argv) if caller.serves is None else None  # before the parser is built: it imports the Queries (dataclasses, ~20 ms)
+    parser = _parser(argv[0] if argv and argv[0] in _SUBCOMMANDS else None, caller, argv)
     try:
         args, extra = parser.parse_known_args(argv)
     except SystemExit:
@@ -776,35 +787,40 @@ def _main(argv: list[str] | None) -> int:
         if early is not None:
             early.close()  # the listing started for a call that will not run
         subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(extra)}")
-    if hasattr(sys.stdout, "reconfigure"):
+    if hasattr(caller.out, "reconfigure"):
         # file names that are not UTF-8 print as their own bytes, as ls does
-        sys.stdout.reconfigure(errors="surrogateescape")
+        caller.out.reconfigure(errors="surrogateescape")
     if not args.command:
-        parser.print_help(sys.stderr)
+        parser.print_help(caller.err)
         return EXIT_ERROR
     if early is not None:
         args.prefetched = _take_early(early, args)
     from ..errors import JitctxError
 
     if args.command not in _COMMANDS:  # serve: the server runs the CLI, so the CLI does not start it
-        _error(f"jitctx {args.command} is run by the jitctx command (jitctx.client), not by adapters.cli.main", "run it from a shell, or call jitctx.server.main(argv)")
+        _error(
+            caller.err,
+            f"jitctx {args.command} is run by the jitctx command (jitctx.client), not by adapters.cli.main",
+            "run it from a shell, or call jitctx.server.serve.main(argv)",
+        )
         return EXIT_ERROR
     try:
-        code = _COMMANDS[args.command](args)
-        sys.stdout.flush()
+        caller.elsewhere = _elsewhere(args, caller)
+        if caller.elsewhere is not None:  # nothing was written: the client asks that root's server
+            return EXIT_ERROR
+        code = _COMMANDS[args.command](args, caller)
+        caller.out.flush()
         return code
     except BrokenPipeError:
         # The reader went away (e.g. `| head`): exit quietly, as cat does.
         try:
             devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, sys.stdout.fileno())
+            os.dup2(devnull, caller.out.fileno())
         except (OSError, ValueError):
             pass
         return EXIT_FOUND
     except KeyboardInterrupt:
         return 130
-    except Elsewhere:
-        raise
     except JitctxError as exc:
         view = getattr(args, "view", None)
         if view is None:
@@ -815,17 +831,17 @@ def _main(argv: list[str] | None) -> int:
         named = exc.fields.get("path")
         if isinstance(named, str) and not os.path.isabs(named):  # the path as this shell names it
             message = message.replace(repr(named), repr(view.path(named)))
-        _error(view.hint(message), view.hint(exc.hint) if exc.hint else None)
+        _error(caller.err, view.hint(message), view.hint(exc.hint) if exc.hint else None)
         if getattr(args, "json", False):
-            _json_error(exc.to_dict())  # --json: the error is one JSON object on stdout too, as a tool call's
+            _json_error(caller.out, exc.to_dict())  # --json: the error is one JSON object on stdout too, as a tool call's
         return EXIT_ERROR
     except Exception as exc:  # the one broad catch of the CLI: a message, never a traceback
         if os.environ.get("JITCTX_DEBUG"):
             raise
         message, hint = f"internal error: {type(exc).__name__}: {exc}", "set JITCTX_DEBUG=1 for a traceback and report it"
-        _error(message, hint)
+        _error(caller.err, message, hint)
         if getattr(args, "json", False):
-            _json_error({"type": "internal_error", "message": message, "hint": hint})
+            _json_error(caller.out, {"type": "internal_error", "message": message, "hint": hint})
         return EXIT_ERROR
     finally:
         repo = getattr(args, "prefetched", None)
@@ -881,7 +897,7 @@ def _take_early(early, args):
     """The early listing's Repo when the real arguments name its root, else ``None``
     (its listing stopped). A listing for other arguments is stopped by the Repo itself."""
     from ..errors import JitctxError
-    from ..repo import find_root
+    from ..repo.universe import find_root
 
     try:
         same = args.command == "glob" and find_root(args.root) == early.root
@@ -899,8 +915,8 @@ def _prefetch(pattern: str, path: str, root: str | None, include_ignored: bool, 
     from pathlib import Path
 
     from ..errors import JitctxError
-    from ..match import glob_suffix
-    from ..repo import Repo, find_root
+    from ..repo.universe import Repo, find_root
+    from ..text.globs import glob_suffix
 
     try:
         repo = Repo(find_root(root))
@@ -920,10 +936,10 @@ def _prefetch(pattern: str, path: str, root: str | None, include_ignored: bool, 
     return repo
 
 
-def _error(message: str, hint: str | None) -> None:
-    sys.stderr.write(f"jitctx: error: {message}\n")
+def _error(err, message: str, hint: str | None) -> None:
+    err.write(f"jitctx: error: {message}\n")
     if hint:
-        sys.stderr.write(f"  hint: {hint}\n")
+        err.write(f"  hint: {hint}\n")
 
 
 def entry() -> None:
@@ -939,14 +955,15 @@ def entry() -> None:
 
 def call(argv: list[str], caller: Caller | None = None) -> int:
     """:func:`main` as a process runs it: the exit code also for ``--help`` and usage
-    errors (argparse's ``SystemExit``), stdout and stderr flushed."""
+    errors (argparse's ``SystemExit``), the caller's streams flushed."""
+    caller = caller if caller is not None else Caller.here()
     try:
         code = main(argv, caller=caller)
     except SystemExit as exc:  # --help, --version, a usage error: argparse has printed
         code = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else EXIT_ERROR)
     try:
-        sys.stdout.flush()
-        sys.stderr.flush()
+        caller.out.flush()
+        caller.err.flush()
     except (OSError, ValueError):  # the reader went away: nothing more to say
         pass
     return code

@@ -34,7 +34,7 @@ _POSITIONAL = {
     "notes": ("action", "text"),
 }
 # a value: quoted, a number with digit groups, or a run up to a space or punctuation that ends a clause
-# (a value with a space, a quote or brackets is quoted: jitctx.hints.call)
+# (a value with a space, a quote or brackets is quoted: jitctx.text.hints.call)
 _VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:\]])"  # a bare value never ends a marker's "]"
 _ARG = rf"[a-z_]+={_VALUE}"
 

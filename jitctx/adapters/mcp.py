@@ -36,7 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 
 from .. import __version__, cancel
 from ..errors import JitctxError, RepoError
-from ..workspace import Workspace
+from ..session.workspace import Workspace
 from .tools import DEFAULT_MAX_TOKENS, TOOLS, ToolOutput, dispatch, tool_error
 
 __all__ = ["PRELOAD_URI", "JitctxServer", "build_server", "serve"]
@@ -370,7 +370,7 @@ def serve(root: str | os.PathLike | None = None, *, formats: str | None = None) 
     serving: a bad one exits 2 with the reason on stderr.
     """
     from ..errors import QueryError
-    from ..rules import check_formats
+    from ..preload.formats import check_formats
 
     logging.basicConfig(stream=sys.stderr, level=os.environ.get("JITCTX_LOG", "WARNING").upper(), format="jitctx mcp: %(levelname)s: %(message)s")
     chosen = configured_root(root)

@@ -24,7 +24,7 @@ from dataclasses import dataclass
 from ..errors import JitctxError, QueryError
 from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, NotesQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
 from ..refs import Result
-from ..workspace import Workspace
+from ..session.workspace import Workspace
 
 __all__ = [
     "DEFAULT_MAX_TOKENS",
@@ -348,7 +348,7 @@ _DEFAULT_LOCK = threading.Lock()
 
 def default_workspace(root: str | os.PathLike | None = None) -> Workspace:
     """One Workspace per root for this process (its session ledgers live on)."""
-    from ..repo import find_root
+    from ..repo.universe import find_root
 
     key = str(find_root(root))
     with _DEFAULT_LOCK:

@@ -8,7 +8,7 @@ the path's and the content's words (``words``); for a file with a grammar
 (a build takes the words first, the definitions after: issue 32). Their
 token costs are not counted here (issue 23: ~12 % of a cold build for counts
 mostly never shown): the code index prices a definition when it shows one,
-as the read that fetches it (``peek.read_costs``). A binary file (a NUL byte
+as the read that fetches it (``headtail.read_costs``). A binary file (a NUL byte
 in its first 8 KiB) is declined. Module level and free of state, so that it
 pickles into worker processes. Does not read files (the index's caller
 does, through the safe-open seam) nor rank anything.
@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..text import decode, is_binary, strip_bom
+from ..text.lines import decode, is_binary, strip_bom
 from . import words
 from .outline import outline
 from .parse import language_for
@@ -47,5 +47,5 @@ def analyze(path: str, data: bytes, parts: str = "all") -> tuple[list | None, st
             definitions = [replace(d, stub=True) if d.kind in ("function", "method") else d for d in definitions]
     if parts == "definitions":
         return definitions, None, None
-    text = decode(data)[0]  # as peek decodes: invalid UTF-8 replaced
+    text = decode(data)[0]  # as headtail decodes: invalid UTF-8 replaced
     return definitions, words.path_terms(path), words.content_terms(text)

@@ -30,15 +30,16 @@ import threading
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from ..cache import index_file
+from ..cache import store
+from ..cache.folders import index_file
 from ..errors import QueryError
-from . import lookup, refresh, store
+from . import lookup, refresh
 from .rows import SCHEMA, SCHEMA_VERSION, Definition, FileState, Lookup, RefreshStats
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterable
 
-__all__ = ["Index", "index_file"]  # index_file: the location rule, in jitctx.cache
+__all__ = ["Index", "index_file"]  # index_file: the location rule, in jitctx.cache.folders
 
 _TIMEOUT = 30.0  # seconds a writer waits for another one (a batch holds the lock for well under one)
 _DEFINITION = "d.kind, d.name, d.qualname, d.start_line, d.end_line, d.signature, d.depth, d.parent, d.tokens, d.stub"

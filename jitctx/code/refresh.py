@@ -7,8 +7,8 @@ listing's scope, and writing it all in batches: one transaction per batch,
 each file's row, definitions and lexical document together, so an interrupt
 (KeyboardInterrupt, SIGKILL) loses at most the batch in flight and the next
 refresh goes on from there. A complete listing identical to the last one
-is answered by ``listing`` without comparing rows. Does not own the queries
-(``index``, ``lookup``), running ``analyze`` (``analysis``) or reading
+is answered by ``unchanged`` without comparing rows. Does not own the queries
+(``index``, ``lookup``), running ``analyze`` (``workers``) or reading
 files (the caller's ``read``, its safe-open seam).
 
 Two parts (issue 32): ``parts="words"`` writes each new or changed file's row
@@ -41,9 +41,9 @@ import zlib
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from . import listing
+from ..cache.store import Transaction
+from . import unchanged
 from .rows import CONTENT_SKIPS, RefreshStats
-from .store import Transaction
 from .testpaths import is_test_path
 from .words import path_terms
 
@@ -125,7 +125,7 @@ def _forget(conn: sqlite3.Connection, rows: list[tuple[int, str, str | None, str
             wanted.append((file_id, path, blob))
     if not wanted:
         return lost
-    from .analysis import analyze_one
+    from .workers import analyze_one
 
     found = recall(sorted({blob for _, _, blob in wanted})) if recall is not None else {}
     for file_id, path, blob in wanted:
@@ -167,7 +167,7 @@ class _Writer:
         self._outlines: list[tuple] = []  # (signature update, definitions): words unchanged, definitions now
         self._count = 0
         self._flushed = time.monotonic()
-        self.generation = listing.generation(conn)  # the store's, as of our last write
+        self.generation = unchanged.generation(conn)  # the store's, as of our last write
         self.racy = False  # a row written now that its signature cannot vouch for yet
         self.recall = recall
         self.analyze = analyze
@@ -223,7 +223,7 @@ class _Writer:
         if self._count:
             conn = self._conn
             with Transaction(conn):
-                self.generation = listing.bump(conn)
+                self.generation = unchanged.bump(conn)
                 gone: list[tuple] = []
                 for path in self._removed:
                     for file_id, blob, skipped in conn.execute(_DROP_FILE, (path,)).fetchall():
@@ -454,9 +454,9 @@ class _Run:
         else:
             workers = 1
         self.workers = workers
-        from . import analysis  # only when something changed: it imports concurrent.futures.process (~12 ms)
+        from .workers import run as analyse_all  # only when something changed: it imports concurrent.futures.process (~12 ms)
 
-        for path, (status, value) in analysis.run(self.analyze, self.feed(work, waiting), workers=workers):
+        for path, (status, value) in analyse_all(self.analyze, self.feed(work, waiting), workers=workers):
             e, indexed_ns, blob, parts = waiting.pop(path)
             if parts == "definitions":  # the row's words stay; a parse that failed leaves it without definitions
                 self.counts["outlined"] += 1
@@ -475,8 +475,8 @@ def pending(conn: sqlite3.Connection, entries: list[Entry], *, max_bytes: int, p
     and analyse (new or changed; with ``parts="all"``, also the rows whose definitions are
     still to come), those it would only hash again (racy: the row is there, its signature
     not yet trusted) and, ``complete``, those it would remove. Nothing is written."""
-    key, digest = _key(None, max_bytes, parts, complete), listing.digest(list(entries))
-    if digest and listing.unchanged(conn, key, digest, None, count_skips=complete):
+    key, digest = _key(None, max_bytes, parts, complete), unchanged.digest(list(entries))
+    if digest and unchanged.unchanged(conn, key, digest, None, count_skips=complete):
         return [], [], []
     listed = {e[0]: tuple(e) for e in entries}
     rows = _stored(conn, None, None if complete or len(listed) > 4 * _IN_CHUNK else list(listed), outline=parts == "all")
@@ -489,7 +489,7 @@ def pending(conn: sqlite3.Connection, entries: list[Entry], *, max_bytes: int, p
 
 def _key(bounds: tuple[str, str] | None, max_bytes: int, parts: str, complete: bool) -> str:
     """The unchanged-listing shortcut's key: per scope, cap, parts and kind of listing."""
-    return listing.key(bounds, max_bytes) + ("" if parts == "all" else ":" + parts) + ("" if complete else ":partial")
+    return unchanged.key(bounds, max_bytes) + ("" if parts == "all" else ":" + parts) + ("" if complete else ":partial")
 
 
 def refresh(
@@ -523,15 +523,15 @@ def refresh(
     entries = entries if isinstance(entries, list) else list(entries)
     key = digest = None
     if complete:
-        key, digest = _key(bounds, max_bytes, parts, True), listing.digest(list(entries))
-        same = digest and listing.unchanged(conn, key, digest, bounds)
+        key, digest = _key(bounds, max_bytes, parts, True), unchanged.digest(list(entries))
+        same = digest and unchanged.unchanged(conn, key, digest, bounds)
         if same:
             return replace(same, seconds=time.perf_counter() - started)
     elif len(entries) >= PARTIAL_SHORTCUT:
         # a large partial listing (a lookup's files that can define): the same shortcut,
         # remembered under a key of its own; no row outside it is looked at or removed
-        key, digest = _key(None, max_bytes, parts, False), listing.digest(list(entries))
-        same = digest and listing.unchanged(conn, key, digest, None, count_skips=False)
+        key, digest = _key(None, max_bytes, parts, False), unchanged.digest(list(entries))
+        same = digest and unchanged.unchanged(conn, key, digest, None, count_skips=False)
         if same:
             return replace(same, seconds=time.perf_counter() - started)
     listed = {e[0]: tuple(e) for e in entries}
@@ -567,7 +567,7 @@ def refresh(
         run.analyse(work)
     run.writer.flush()
     if key and digest and not run.writer.racy and not run.unsettled:
-        listing.remember(conn, key, digest, run.writer.generation, len(listed))
+        unchanged.remember(conn, key, digest, run.writer.generation, len(listed))
     if progress is not None and work:
         progress(run.total, run.total)
     skipped: dict[str, int] = {}

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jitctx.workspace import Workspace
+from jitctx.session.workspace import Workspace
 
 EXAMPLE = Path(__file__).resolve().parents[2] / "examples" / "agent_loop.py"
 

@@ -180,7 +180,7 @@ def test_file_names_that_are_not_utf8(repo):
 
 
 def test_glob_leaves_no_git_process_behind_when_it_fails_after_starting_the_listing(repo, capsys, monkeypatch):
-    from jitctx.repo import Repo
+    from jitctx.repo.universe import Repo
 
     started = []
     real = Repo.prefetch
@@ -265,7 +265,7 @@ def test_issue_15_hints_on_the_cli_are_flags_and_for_tools_arguments(repo, capsy
 
 
 def test_issue_15_cli_max_tokens_caps_the_printed_text_from_a_subfolder(repo, capsys, monkeypatch):
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     monkeypatch.chdir(repo.root / "src" / "util")
     for argv in (("head", "../../text/numbers.txt", "-n", "2000"), ("tail", "../../text/numbers.txt"), ("grep", "line", "../../text", "--mode", "content")):

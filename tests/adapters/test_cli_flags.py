@@ -84,7 +84,7 @@ def test_issue_33_notes_usage_lists_the_actions(capsys):
 
 
 def test_issue_33_serve_refuses_an_unknown_argument_with_its_usage(capsys):
-    from jitctx.server import main as serve_main
+    from jitctx.server.serve import main as serve_main
 
     assert serve_main(["serve", "--status", "--bogus"]) == 2
     assert capsys.readouterr().err.startswith("usage: jitctx serve ")

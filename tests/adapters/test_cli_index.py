@@ -10,10 +10,10 @@ import time
 
 import pytest
 
-from jitctx import build
 from jitctx.adapters.cli import main
 from jitctx.adapters.progress import Reporter
-from jitctx.cache import index_file
+from jitctx.cache.folders import index_file
+from jitctx.code import build
 
 pytestmark = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="posix_spawn, flock")
 

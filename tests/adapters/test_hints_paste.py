@@ -36,7 +36,7 @@ def _snake_params() -> re.Pattern:
     """The parameter names with an underscore (the library's and the assembler's): a CLI hint
     names them as flags or not at all."""
     from jitctx import query
-    from jitctx.assemble import AssembleConfig
+    from jitctx.window.assemble import AssembleConfig
 
     names = {p.name for q in (query.FindQuery, query.SearchQuery, query.HeadQuery, query.TailQuery, query.SymbolsQuery) for p in query.params(q)}
     names |= set(AssembleConfig.__dataclass_fields__) | {"max_tokens", "readme_budget"}

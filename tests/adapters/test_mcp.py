@@ -19,15 +19,15 @@ mcp = pytest.importorskip("mcp")
 from mcp import Client, StdioServerParameters  # noqa: E402
 from mcp.client.stdio import stdio_client  # noqa: E402
 
-import jitctx.preload  # noqa: E402
+import jitctx.preload.prefix  # noqa: E402
 from jitctx.adapters import cli  # noqa: E402
 from jitctx.adapters.mcp import PRELOAD_URI, build_server  # noqa: E402
+from jitctx.session.workspace import Workspace  # noqa: E402
 from jitctx.tools import dispatch  # noqa: E402
-from jitctx.workspace import Workspace  # noqa: E402
 
 WORKTREE = Path(__file__).resolve().parents[2]
 TIMEOUT = 60
-HAS_PRELOAD = hasattr(jitctx.preload, "preload")
+HAS_PRELOAD = hasattr(jitctx.preload.prefix, "preload")
 
 pytestmark = pytest.mark.slow
 
@@ -75,7 +75,7 @@ def test_stdio_tools_calls_errors_and_stale(repo, tmp_path):
             tools = {t.name: t for t in listed.tools}
             assert list(tools) == ["glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes"]
             assert all(t.annotations.read_only_hint is (name != "notes") for name, t in tools.items())  # notes writes (outside the tree)
-            from jitctx.tokens import get_tokenizer
+            from jitctx.tokens.tokenizer import get_tokenizer
 
             listing = json.dumps([t.model_dump(by_alias=True, exclude_none=True, mode="json") for t in listed.tools])
             assert get_tokenizer().count(listing) < 2000  # the whole tool list (issue 13)
@@ -388,7 +388,7 @@ def test_parity_cli_json_tool_call_mcp(repo, capsys, argv, name, args):
 
 
 def test_parity_grep(repo, capsys):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     cli.main(["grep", "greet", "--root", str(repo.root), "--json", "--max-tokens", "4000"])
     from_cli = json.loads(capsys.readouterr().out)
     from_tool = dispatch("grep", {"pattern": "greet"}, workspace=Workspace(repo.root)).data
@@ -438,7 +438,7 @@ def test_issue_12_a_result_naming_a_file_that_is_not_utf8_is_served(repo):
 
 
 def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(repo, monkeypatch, tmp_path):
-    from jitctx._backends import rg as rg_mod
+    from jitctx.primitives.engines import rg as rg_mod
 
     stub = tmp_path / "slow-rg"
     stub.write_text("#!/bin/sh\nexec sleep 30\n")  # an rg that never ends

@@ -17,8 +17,8 @@ from jitctx.adapters import cli
 from jitctx.adapters.tools import MAX_ARGUMENT_BYTES, TOOLS, parse_arguments
 from jitctx.errors import QueryError
 from jitctx.render import age
+from jitctx.session.workspace import Workspace
 from jitctx.tools import DEFAULT_MAX_TOKENS, FORMATS, ToolOutput, dispatch, export_schemas
-from jitctx.workspace import Workspace
 
 WORKTREE = Path(__file__).resolve().parents[2]
 
@@ -152,7 +152,7 @@ def test_descriptions_follow_template_and_examples_validate():
 
 
 def test_tool_list_under_2000_tokens():
-    from jitctx.tokens import get_tokenizer
+    from jitctx.tokens.tokenizer import get_tokenizer
 
     count = get_tokenizer().count
     for fmt in FORMATS:
@@ -363,7 +363,7 @@ def test_dispatch_bad_root_is_structured(tmp_path, monkeypatch):
 
 
 def test_grep_through_dispatch(ws):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     out = dispatch("grep", {"pattern": "def main", "mode": "content"}, workspace=ws)
     assert not out.is_error, out.text
     assert ("src/app.py", 6) in [(r["path"], r["line"]) for r in out.data["results"]]
@@ -374,7 +374,7 @@ def test_grep_through_dispatch(ws):
 
 
 def test_grep_bad_regex_is_structured(ws):
-    pytest.importorskip("jitctx.search")
+    pytest.importorskip("jitctx.primitives.search")
     err = _err(dispatch("grep", {"pattern": "(unclosed"}, workspace=ws))
     assert "(unclosed" in err["message"]
 

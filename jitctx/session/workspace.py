@@ -1,0 +1,896 @@
+"""The Workspace: one repository root and one agent session.
+
+Owns composing the primitives with their collaborators (the repo, the path
+policy, the tokenizer, the nested-instructions record), recording what each
+primitive delivered in the session ledger, and filling every result's
+``git_head``, ``stale`` and ``instructions``. Does not own how any primitive
+works; nothing else reaches into a Workspace.
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, replace
+from functools import wraps
+
+from ..query import FindQuery, HeadQuery, OutlineQuery, SearchQuery, SymbolsQuery, TailQuery, check_tokens
+from ..refs import Result
+from ..repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
+from ..repo.universe import Repo, find_root
+from ..text.redact import redact_result
+from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
+
+TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
+if TYPE_CHECKING:
+    from typing import TextIO
+
+    from ..code.structure import CodeIndex
+    from ..preload.nested import NestedInstructions
+    from ..render import View
+    from .ledger import Ledger
+    from .rereads import Rereads
+
+__all__ = ["Refreshed", "Workspace"]
+
+QUICK_SECONDS = 2.5  # from a locate call's start: the deadline of its first pass when the index is being built
+QUICK_MIN = 1.5  # the first pass's own seconds at least, however long the listing took: on a loaded machine a later answer, never an empty one
+
+
+def _one_call(method):
+    """A primitive of the session: one call of its caller (:meth:`Workspace.call`)."""
+
+    @wraps(method)
+    def run(self, *args, **kwargs):
+        with self.call():
+            return method(self, *args, **kwargs)
+
+    return run
+
+
+class Workspace:
+    """A served repository: ``glob``, ``grep``, ``head``, ``tail``, ``preload``...
+
+    ``root``: see :func:`jitctx.repo.universe.find_root` (or pass an open ``repo``).
+    ``deny``/``allow``: basename
+    globs for the deny list. ``max_tokens``: default cap on every primitive's
+    rendered output (``None``: item limits only). ``tokenizer``: any object with
+    ``count``/``truncate`` (tests pass fakes); default tiktoken ``encoding``.
+    ``record=False``: a one-call Workspace (the CLI's): what it delivers is not
+    recorded, since no later call of its session could be told it went stale
+    (the ledger, and the file hashes it takes, are skipped). ``content_counts``:
+    a :class:`jitctx.tokens.tokenizer.ContentCounts` to share (the server's, one for all
+    its calls: the count store opened once). ``rereads`` (a recording session
+    only): a head, tail or outline of content this session was shown and that
+    is unchanged answers with a short note, only the lines not yet shown, or for
+    a changed file the diff against what was shown when it is smaller
+    (:mod:`jitctx.session.shown`); ``force=True`` on a call, or ``rereads=False`` here,
+    shows the text again. ``formats``: which agents' instruction and rule files
+    are read (:data:`jitctx.preload.formats.FORMATS`, a list or a comma-separated string;
+    default ``$JITCTX_FORMATS``, else all), for the prefix and just-in-time
+    delivery alike; :meth:`set_formats` changes it.
+    """
+
+    def __init__(
+        self,
+        root: str | os.PathLike | None = None,
+        *,
+        cwd: str | os.PathLike | None = None,
+        repo: Repo | None = None,
+        deny: tuple[str, ...] = DEFAULT_DENY,
+        allow: tuple[str, ...] = DEFAULT_ALLOW,
+        max_tokens: int | None = None,
+        encoding: str = DEFAULT_ENCODING,
+        tokenizer: Tokenizer | None = None,
+        record: bool = True,
+        content_counts: ContentCounts | None = None,
+        rereads: bool = True,
+        formats: tuple[str, ...] | list[str] | str | None = None,
+    ) -> None:
+        self._formats: tuple[str, ...] | None = None  # None: all
+        self._nested: NestedInstructions | None = None
+        if formats is not None or os.environ.get("JITCTX_FORMATS"):
+            self.set_formats(formats)  # a bad name fails here, before anything is read
+        self.repo = repo if repo is not None else Repo(find_root(root, cwd=cwd))
+        self.root = self.repo.root
+        self.policy = PathPolicy(self.root, tuple(deny), tuple(allow))
+        self.max_tokens = check_tokens(max_tokens)
+        self.encoding = encoding
+        self._tokenizer = tokenizer
+        # an excerpt's count: remembered on disk by content, so a head of content counted before loads no tokenizer
+        if content_counts is None:
+            content_counts = ContentCounts(encoding, lambda: self.tokenizer, root=str(self.root), persist=tokenizer is None)
+        self.content_counts = content_counts
+        self._lock = threading.RLock()
+        self._ledger: Ledger | None = None  # made with the first delivery
+        self._record = record
+        self._rereads: Rereads | None = None
+        if record and rereads:
+            from .rereads import Rereads
+
+            self._rereads = Rereads(self.policy, lambda: self.content_counts)
+        self.turn = 0  # calls made in this session, failed ones included: "shown at turn N"
+        self._depth = 0  # calls under way (a call made inside another is part of it)
+        self._preload_args: dict | None = None
+        self._code: CodeIndex | None = None
+
+    def __repr__(self) -> str:
+        return f"Workspace({str(self.root)!r})"
+
+    def set_formats(self, formats: tuple[str, ...] | list[str] | str | None) -> None:
+        """Which agents' instruction and rule files are read from the next call on
+        (``None``: ``$JITCTX_FORMATS``, else all); a bad name is a ``QueryError``."""
+        from ..preload.formats import check_formats
+
+        checked = check_formats(formats if formats is not None else os.environ.get("JITCTX_FORMATS") or None)
+        self._formats = checked
+        if self._nested is not None:
+            self._nested.set_formats(checked)
+
+    @property
+    def ledger(self) -> Ledger:
+        """What this session delivered (:class:`jitctx.session.ledger.Ledger`)."""
+        if self._ledger is None:
+            from .ledger import Ledger
+
+            with self._lock:
+                if self._ledger is None:
+                    self._ledger = Ledger()
+        return self._ledger
+
+    @property
+    def nested(self) -> NestedInstructions:
+        """The instruction files met just in time (:class:`jitctx.preload.nested.NestedInstructions`),
+        made on first use: a grep imports it while rg runs."""
+        if self._nested is None:
+            from ..preload.nested import NestedInstructions
+
+            with self._lock:
+                if self._nested is None:
+                    nested = NestedInstructions(self.policy, lambda: self.content_counts)  # file contents: counts remembered
+                    if self._formats is not None:
+                        nested.set_formats(self._formats)
+                    self._nested = nested
+        return self._nested
+
+    @property
+    def tokenizer(self) -> Tokenizer:
+        """Loaded on first use (~150 ms), then shared."""
+        if self._tokenizer is None:
+            from ..tokens.tokenizer import get_tokenizer
+
+            self._tokenizer = get_tokenizer(self.encoding)
+        return self._tokenizer
+
+    def _record_all(self, delivered, head: str | None) -> None:
+        if self._record:
+            self.ledger.record_all(delivered, head)
+
+    def use_repo(self, repo: Repo) -> None:
+        """Serve the next calls from ``repo`` (of the same root). A host that keeps a
+        session across calls (the server) gives each call a fresh Repo, so nothing a Repo
+        remembers (a listing under way, the excludes setting) outlives its call."""
+        if repo.root != self.root:
+            raise ValueError(f"use_repo: {repo.root} is not this workspace's root {self.root}")
+        self.repo = repo
+        if self._code is not None:
+            self._code.close()
+            self._code = None
+
+    def head_sha(self) -> str | None:
+        """HEAD as a sha, read from git's files (cheap); ``None`` outside git."""
+        return self.repo.head()
+
+    # -- primitives -----------------------------------------------------------
+
+    @_one_call
+    def glob(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
+        """Files matching a gitignore-style ``pattern`` under ``path``, as references.
+
+        ``options``: the other fields of :class:`jitctx.query.FindQuery`
+        (``sort``, ``limit``, ``include_ignored``, ``ignore_case``).
+        """
+        from ..primitives.find import find
+
+        res, paths = find(self.repo, self.policy, FindQuery.make(pattern=pattern, path=path, **options))
+        return self._finish(res, paths, max_tokens, content=False)
+
+    @_one_call
+    def head(self, path: str, n: int = 100, *, start: int = 1, symbol: str | None = None, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
+        """Lines ``start`` .. ``start+n-1`` of a text file (n at most 2,000); with
+        ``symbol``, exactly that definition's lines (``n`` unused; ``start``, when
+        several definitions bear the name, picks the one holding that line).
+        ``force``/``diff``: see the class's ``rereads``."""
+        q = HeadQuery.make(path=path, n=n, start=start, symbol=symbol, force=force, diff=diff)
+        if q.symbol is None:
+            return self._peek(q, max_tokens)
+        from ..code.structure import resolve_file
+        from ..errors import PathError
+        from ..query import MAX_LINES
+
+        try:
+            rel = resolve_file(self.policy, q.path)
+        except PathError as exc:
+            if self._rereads is not None:
+                self._rereads.gone(q.path, exc)  # deleted since shown: says so
+            raise
+        d = self.code.find_symbol(rel, q.symbol, start=q.start)
+        lines = d.end_line - d.start_line + 1
+        sq = HeadQuery.make(path=rel, n=min(lines, MAX_LINES), start=d.start_line, force=q.force, diff=q.diff)
+        if lines > MAX_LINES:  # named after what the caller asked for, not an n it never passed
+            sq = replace(
+                sq,
+                notice=f"{q.symbol} spans {lines:,} lines ({d.start_line:,}-{d.end_line:,}): its first {MAX_LINES:,} are shown (head reads at most {MAX_LINES:,} lines at once).",
+            )
+        res = self._peek(sq, max_tokens, until=d.end_line)
+        note = self.code.defined_elsewhere(rel, d)  # a declaration: where its body is (the price counts it too)
+        if note:
+            res.add_notice(note)
+        res.extra["symbol"] = {"kind": d.kind, "qualname": d.qualname, "start_line": d.start_line, "end_line": d.end_line}
+        return res
+
+    @_one_call
+    def tail(self, path: str, n: int = 100, *, force: bool = False, diff: bool = False, max_tokens: int | None = None) -> Result:
+        """The last ``n`` lines of a text file, read from the end."""
+        return self._peek(TailQuery.make(path=path, n=n, force=force, diff=diff), max_tokens)
+
+    def _peek(self, q: HeadQuery | TailQuery, max_tokens: int | None, *, until: int | None = None) -> Result:
+        from ..primitives.headtail import head_or_tail
+
+        rr = self._rereads
+        now = rr.now(q.path) if rr is not None else None
+        if rr is None or now is None:
+            res, delivered = head_or_tail(self.repo, self.policy, q)
+            head = self.head_sha()
+            self._record_all([delivered], head)
+            self._fill(res, [delivered.path], content=True, head=head)
+            return self._cut(res, max_tokens, until=until)
+        cap = self._cap(max_tokens)
+        ans = rr.answer(q, now, self.turn, cap, ignored=self.repo.is_ignored(now.path))
+        res = ans.result
+        head = self.head_sha()
+        self._record_read(now, head)
+        self._fill(res, [now.path], content=True, head=head)
+        if ans.kind == "lines":
+            res = self._cut(res, max_tokens, ans.asked, until=until)
+        rr.record(ans, res, now, self.turn)
+        return res
+
+    def _cut(self, res: Result, max_tokens: int | None, asked: tuple[int, int] | None = None, *, until: int | None = None) -> Result:
+        """An excerpt priced and cut to the token cap, with the call that reads on (past
+        ``asked`` when only part of the lines asked for are shown; none past ``until``, a
+        definition shown to its end: see ``headtail.add_read_on``)."""
+        from ..primitives.headtail import add_read_on, fit_excerpt
+
+        cap = self._cap(max_tokens)
+        if cap is not None:
+            return fit_excerpt(res, cap, self.tokenizer, self.view, asked=asked, until=until)  # the read-on call is priced in
+        res.results = [replace(e, tokens=self.content_counts.count(e.content)) for e in res.results]
+        add_read_on(res, asked, until=until)
+        return res
+
+    def _record_read(self, now, head: str | None) -> None:
+        """The ledger's delivery of a file a session read once: the hash of the bytes shown."""
+        if self._record:
+            from .ledger import Seen
+
+            self.ledger.record(now.path, now.real, "read", head, seen=Seen(True, now.sig, now.sha256, now.at_ns))
+
+    @property
+    def code(self) -> CodeIndex:
+        """The code-structure index of this repository (opened on first use)."""
+        if self._code is None:
+            from ..code.structure import CodeIndex
+
+            with self._lock:
+                if self._code is None:
+                    self._code = CodeIndex(self.repo, self.policy, count=self.content_counts.count)  # definitions priced when shown
+        self._code.progress_to = self.progress_to
+        return self._code
+
+    @_one_call
+    def outline(self, path: str, *, limit: int = 500, force: bool = False, max_tokens: int | None = None) -> Result:
+        """One file's definitions in source order, as symbol references (DESIGN 9):
+        kind, qualname, lines (decorators and doc comment included), signature,
+        exact tokens. A file type without a grammar: an empty result whose
+        notice says so. In a session, an outline of unchanged content shown before
+        is a short note (``force`` lists it again)."""
+        from ..code.structure import resolve_file
+
+        q = OutlineQuery.make(path=path, limit=limit, force=force)
+        rel = resolve_file(self.policy, q.path)
+        rr = self._rereads
+        now = rr.now(rel) if rr is not None else None
+        note = rr.outline_note(rel, now, q.limit) if rr is not None and now is not None and not q.force else None
+        if note is not None:
+            return self._finish(note, [rel], max_tokens, content=False)
+        res = self._finish(self.code.outline(rel, limit=q.limit), [rel], max_tokens, content=False)
+        if rr is not None and now is not None and not res.truncated:
+            after = rr.now(rel)  # the outline read the file itself: recorded only when the bytes held still between
+            if after is not None and after.sha256 == now.sha256:
+                rr.outline_shown(rel, now, self.turn, len(res.results), q.limit)
+        return res
+
+    @_one_call
+    def symbols(self, query: str, path: str = ".", *, kind: str | None = None, limit: int = 50, max_tokens: int | None = None) -> Result:
+        """Definitions across the repository by name, qualified name or prefix
+        (``__add__``, ``Rational.__add__``, ``Rational.``): exact before qualified
+        before prefix, source before tests. Never waits for the index: when it is far
+        behind (a first call on a big tree), the answer comes from what is indexed and
+        the files grep finds defining the name, parsed now, within ``QUICK_SECONDS``; the
+        notice says so, and the build goes on in the background."""
+        started = time.monotonic()
+        q = SymbolsQuery.make(query=query, path=path, kind=kind, limit=limit)
+        under = self.policy.resolve(q.path, want="dir").path if q.path not in (".", "") else ""
+        code = self.code
+        res = code.symbols(q.query, under=under, kind=q.kind, limit=q.limit, deadline=started + QUICK_SECONDS)
+        if "partial" in res.extra:  # the index is behind: the rest is built in the background (issue 30)
+            res.add_notice(self._build_state(code))
+        return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
+
+    def _build_state(self, code) -> str:
+        """Start (or find) the background build; say how far it is."""
+        from ..code import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"({code.index.notice}: no index is kept, so none is built.)"
+        running = build.start(str(self.root), index_path)
+        got = build.progress(index_path)
+        if running and got is not None and got.total:
+            return f"The index is being built in the background ({got.phase}: {got.percent()}% of {got.total:,} files)."
+        if running:
+            return "The index is being built in the background."
+        why = build.failed(index_path)
+        return f"The index cannot be built ({why})." if why else "No background build could start."
+
+    @_one_call
+    def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
+        """Search file contents (ripgrep regex syntax) under ``path``.
+
+        ``options``: the other fields of :class:`jitctx.query.SearchQuery`
+        (``glob``, ``ignore_case``, ``fixed_strings``, ``multiline``,
+        ``before``/``after``/``context``, ``mode``, ``limit``, ``offset``,
+        ``include_ignored``, ``backend``, ``timeout``).
+        """
+        from ..primitives.search import search
+
+        q = SearchQuery.make(pattern=pattern, path=path, **options)
+        res, paths = search(self.repo, self.policy, q, beside=_warm_symbols if q.mode == "content" else _warm_results)
+        self._add_symbols(res)
+        return self._finish(res, paths, max_tokens, content=False)
+
+    def _add_symbols(self, res: Result) -> None:
+        """Content matches carry ``symbol``: the innermost definition around them (DESIGN 9)."""
+        from ..refs import LineRef
+
+        lines = [r for r in res.results if isinstance(r, LineRef)]
+        if not lines:
+            return
+        try:
+            wanted: dict[str, list[int]] = {}
+            for r in lines:
+                wanted.setdefault(r.path, []).append(r.line)
+            lookups = self.code.enclosing(wanted)
+        except Exception:  # noqa: BLE001 -- an annotation; the matches stand without it
+            return
+        if lookups:
+            res.results = [replace(r, symbol=d.qualname) if isinstance(r, LineRef) and r.path in lookups and (d := lookups[r.path](r.line)) is not None else r for r in res.results]
+
+    view: View | None = None  # how the caller's surface shows results (a render.View): token caps price that text
+    progress_to: TextIO | None = None  # where a cold index build's progress line goes, on a terminal (None: stderr)
+
+    @_one_call
+    def locate(self, task: str, *, limit: int = 10, max_tokens: int | None = None, file_tokens: bool = True) -> Result:
+        """The files and regions ``task`` is about, best first (DESIGN section 10).
+
+        Each result is a file (path, size, mtime, score, role, why, whole-file
+        tokens) with its best regions (definitions or line windows: lines,
+        symbol, signature, exact tokens, why). No content beyond a signature
+        line. The code index is brought up to date first when that is quick
+        (a few hundred changed files); otherwise it is built in the background
+        (``build``) and this answer comes from the index as it is (a notice names
+        what is not in it yet) or, when little of the tree is indexed, from a
+        quick pass without it (``quick``); the notice says how far the build is. ``extra``: the ``terms`` searched and the
+        words ``dropped``, ``notes`` (the notice without the cut). Bad input (an
+        empty task, only stop words) is a ``QueryError`` naming it.
+        ``file_tokens=False`` skips pricing whole files (regions are always priced).
+        """
+        from ..locate.rank import locate, to_result
+        from ..query import LocateQuery
+        from ..refs import mtime_of
+        from ..text.redact import redact_text
+
+        started = time.monotonic()
+        q = LocateQuery.make(task=task, limit=limit)
+        code = self.code
+        plan, entries = self._plan_index(code)
+        notices: list[str] = []
+        if plan.mode == "current":
+            stats = code.refresh(entries=entries, complete=True) if plan.inline() and entries is not None else None
+            if stats is not None and stats.notice:
+                notices.append(stats.notice + (" (slower: the index is rebuilt each time)" if code.index.path is None else ""))
+        else:
+            notices.append(self._building(code, plan))
+        with self.policy.opener() as opener:
+
+            def read(rel: str) -> tuple[bytes, float] | None:
+                if self.policy.is_denied(rel):
+                    return None
+                try:
+                    data, st = opener.read(rel, 2 * 1024 * 1024)
+                except OSError:
+                    return None
+                return data, mtime_of(st)
+
+            if plan.mode == "quick":
+                from ..locate.quick import quick_locate
+
+                found = quick_locate(
+                    self.repo,
+                    self.policy,
+                    q.task,
+                    read=read,
+                    repo_name=self.root.name,
+                    limit=q.limit,
+                    count=self.tokenizer.count,
+                    file_tokens=file_tokens,
+                    deadline=max(started + QUICK_SECONDS, time.monotonic() + QUICK_MIN),
+                    universe=None if plan.estimated else plan.listed,  # None: listed beside its grep
+                )
+            else:
+                found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
+        res = to_result(found, notices=[*notices, *([q.notice] if q.notice else [])])
+        gone = set(plan.removed)
+        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results if f.path not in gone]
+        return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
+
+    def _plan_index(self, code):
+        """How far the code index is from the tree (``build.plan``), with the universe's
+        entries when the plan needed them."""
+        from ..code.build import plan
+
+        return plan(code, code.repo.files, code.entries, stored=code.index.path is not None, estimate=code.repo.tracked_count())
+
+    def _building(self, code, plan) -> str:
+        """Start (or find) the background build and say what this answer rests on."""
+        from ..code import build
+
+        index_path = code.index.path
+        if index_path is None:
+            return f"{code.index.notice}: this answer comes from a quick pass over what grep finds (the index cannot be kept, so none is built)"
+        running = build.start(str(self.root), index_path)  # a process of its own, even from the server: a thread would share its GIL with the calls
+        got = build.progress(index_path)
+        far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.indexed:,} of {plan.listed:,} files indexed"
+        why = None if running else build.failed(index_path)
+        if running:
+            state = f"the index is being built in the background ({far})"
+        elif why is not None:
+            state = f"the index cannot be built ({why}; tried again {build.RETRY_SECONDS // 60} minutes after that)"
+        else:
+            state = f"the index is behind the tree ({far}) and no background build could start"
+        if plan.mode == "quick":
+            return f"{state}: this answer comes from a quick pass over what grep finds" + ("; ranking may improve once it is built" if running else "")
+        shown = ", ".join(plan.work[:5]) + (f" and {len(plan.work) - 5:,} more" if len(plan.work) > 5 else "")
+        gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
+        return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"
+
+    def current(self, call, content: str | None = None) -> bool | None:
+        """Whether what a jitctx tool call returned is still current; the ``is_current`` of
+        :func:`jitctx.window.compact.compact`, which passes the result's ``content``.
+
+        With ``content`` (head, tail, outline in a session): judged by that content itself,
+        the text or JSON the caller kept: every line it shows is the file's line now (an
+        excerpt's numbered lines, a diff's new side), the lines a note vouched for are
+        still held as they are now, an outline's rows are the outline now. Without it, for
+        a file this session delivered: ``False`` when the file changed since the latest
+        delivery, else ``True``. ``None`` when it cannot be told (other tools, other
+        files, nothing in the content to judge, a file over 8 MiB or binary)."""
+        import json
+
+        from ..errors import JitctxError, PathError
+
+        if getattr(call, "name", None) not in ("head", "tail", "outline"):
+            return None
+        try:
+            args = json.loads(call.arguments or "{}")
+            rel = self.policy.resolve(str(args["path"]), want="any").path
+        except PathError as exc:  # gone since: its content is judged (not current) and let go
+            if exc.reason != "not_found" or not isinstance(args, dict):
+                return None
+            rel = os.path.normpath(str(args["path"])).replace(os.sep, "/")
+        except (ValueError, KeyError, TypeError, JitctxError):
+            return None
+        rr = self._rereads
+        if content is not None and rr is not None:
+            if call.name == "outline":
+                return self._outline_current(rel, args, content)
+            return rr.current(rel, content)
+        if self._ledger is None or not any(d.path == rel for d in self.ledger.deliveries()):
+            return None
+        return not any(s["path"] == rel for s in self.stale())
+
+    def _outline_current(self, rel: str, args: dict, content: str) -> bool | None:
+        """An outline's text against the outline of the file now: the same rows, or not."""
+        from ..errors import JitctxError
+        from ..render import render_text
+
+        rows = [ln for ln in content.split("\n") if ln and not ln.startswith(("==>", "["))]
+        rr = self._rereads
+        if "outline unchanged since shown" in content and rr is not None:
+            got, now = rr.outlines.get(rel), rr.now(rel)
+            return None if got is None or now is None else got[3] == now.sha256
+        if not rows:
+            return None
+        try:
+            limit = args.get("limit", 500)
+            fresh = render_text(self.code.outline(rel, limit=limit if isinstance(limit, int) else 500), view=self.view)
+        except (JitctxError, OSError):
+            return False
+        return rows == [ln for ln in fresh.split("\n") if ln and not ln.startswith(("==>", "["))]
+
+    # -- notes (issue 22) ------------------------------------------------------------------
+
+    @_one_call
+    def notes(self, action: str, text: str | None = None, *, id: int | None = None, paths=(), symbols=(), max_tokens: int | None = None) -> Result:
+        """Notes kept outside the window and the tree, per repository (:mod:`jitctx.session.notes`):
+        ``add`` (``text``, optionally tied to ``paths`` and ``symbols``), ``list``, ``read``
+        (``id``), ``delete`` (``id``). A note whose paths or symbols changed since it was
+        written is marked stale when listed or read."""
+        from ..query import NotesQuery
+        from .notes import answer
+
+        q = NotesQuery.make(action=action, text=text, id=id, paths=paths, symbols=symbols)
+        res, shown = answer(self.note_store(), q, self.policy, lambda: self.code)
+        return self._finish(res, shown, max_tokens, content=False)
+
+    def note_store(self):
+        """The notes of this repository (:class:`jitctx.session.notes.NoteStore`)."""
+        from .notes import NoteStore
+
+        return NoteStore(str(self.root))
+
+    @_one_call
+    def read_regions(self, path: str, spans: list[tuple[int, int]]) -> Result:
+        """Several line ranges of one file read at once, as excerpts (``head``'s
+        shape, exact tokens, secrets redacted with the whole file as context), recorded
+        as read. For ``context_for_task``: one open per file instead of a ``head`` per region."""
+        import time
+
+        from ..refs import Excerpt
+        from ..text.redact import Finding, redaction_note
+        from .rereads import READ_LIMIT, Now
+
+        at = time.time_ns()
+        target = self.policy.resolve(path, want="file")
+        with self.policy.opener() as opener:
+            data, st = opener.read(target.path, READ_LIMIT + 1)
+        whole = len(data) <= READ_LIMIT
+        now = Now(target.path, target.real, data[:READ_LIMIT], st, at)
+        lines = now.lines()
+        out, notes = [], []
+        for start, end in spans:
+            shown = lines[start - 1 : end]
+            content = "".join(ln + "\n" for ln in shown)
+            last = start + len(shown) - 1
+            replaced = any(start <= k <= last for k in now.replaced)
+            out.append(Excerpt(target.path, now.size, now.mtime, start, last, len(lines) if whole else None, content, replaced=replaced, tokens=self.content_counts.count(content)))
+            found = [Finding(k, what) for k in range(start, last + 1) for what in now.findings.get(k, ())]
+            if found:
+                notes.append(redaction_note(target.path, found))
+        res = Result("head", out, total=len(out))
+        for note in notes:
+            res.add_notice(note)
+        head = self.head_sha()
+        if whole:
+            self._record_read(now, head)
+            if self._rereads is not None:
+                for start, end in spans:
+                    if start <= min(end, len(lines)):
+                        self._rereads.read_lines(now, start, min(end, len(lines)), self.turn)
+        elif self._record:
+            from ..refs import Delivered
+
+            self.ledger.record_all([Delivered(target.path, target.real, "read")], head)
+        return res
+
+    last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
+
+    @_one_call
+    def preload(
+        self,
+        cwd: str | None = None,
+        *,
+        budget: int = 8000,
+        readme_budget: int = 2000,
+        fallbacks: tuple[str, ...] | list[str] | None = None,
+        formats: tuple[str, ...] | list[str] | str | None = None,
+    ):
+        """The stable prefix: instruction files root -> ``cwd`` (with their imports), the
+        rules that always apply, the list of rules on request, then README, within ``budget`` tokens.
+
+        ``fallbacks`` replaces the fallback instruction names (default
+        ``CLAUDE.md``, ``GEMINI.md``) for the prefix and just-in-time delivery;
+        ``formats`` (default: the Workspace's) which agents' files are read, likewise.
+        The result is also kept as :attr:`last_preload`, so callers that only
+        need the session's current prefix (the assembler, the MCP resource)
+        reuse it instead of re-rendering it between refreshes.
+        """
+        from ..preload.prefix import check_budgets, preload
+
+        check_budgets(budget, readme_budget)
+        if fallbacks is not None and tuple(fallbacks) != self.nested.fallbacks:
+            self.nested.set_fallbacks(fallbacks)  # the just-in-time lookups use the same names
+        if formats is not None:
+            self.nested.set_formats(formats)
+        self._preload_args = {"cwd": cwd, "budget": budget, "readme_budget": readme_budget, "fallbacks": fallbacks, "formats": formats}  # refresh() repeats it
+        head = self.head_sha()
+        nested = self.nested
+        pre, covered = preload(
+            self.policy, lambda: self.tokenizer, cwd=cwd, budget=budget, readme_budget=readme_budget, fallbacks=nested.fallbacks, formats=nested.formats, head=head
+        )
+        self._record_all(covered.delivered, head)
+        nested.mark_prefix(list(covered.dirs), covered.identities, covered.digests)
+        self.last_preload = pre
+        return pre
+
+    # -- session --------------------------------------------------------------
+
+    def stale(self) -> list[dict]:
+        """Delivered files that changed, vanished or appeared since they were delivered.
+
+        Judged by content (sha256), so a HEAD move that leaves a file's bytes
+        alone invalidates nothing. Each entry: ``path``, ``kind`` (preload |
+        read | instructions), ``change`` (changed | deleted | added),
+        ``old_head`` (HEAD at delivery) and ``new_head`` (HEAD now). Entries stay
+        until :meth:`refresh` (or, for a read, until the file is read again).
+        """
+        return self._stale_for(self.head_sha())
+
+    @contextmanager
+    def call(self) -> Iterator[int]:
+        """One call of the session's caller, as ``with ws.call() as turn:``. Every primitive
+        is one; a call that fails counts too, and calls made inside one (``context --task``
+        locates, reads regions and lists notes) are part of it: turn N is the caller's Nth call."""
+        if not self._depth:
+            self.turn += 1
+        self._depth += 1
+        try:
+            yield self.turn
+        finally:
+            self._depth -= 1
+
+    def _fill(self, res: Result, paths: list[str], *, content: bool, head: str | None = None) -> None:
+        """The session fields: ``git_head``, ``instructions`` met just now (recorded as
+        delivered), ``stale``."""
+        redact_result(res)  # before anything is priced or shown
+        head = self.head_sha() if head is None else head
+        res.git_head = head
+        res.instructions, delivered = self.nested.on_paths(paths, content=content)
+        self._record_all(delivered, head)
+        res.stale = self._stale_for(head)
+
+    def _cap(self, max_tokens: int | None) -> int | None:
+        return check_tokens(max_tokens) if max_tokens is not None else self.max_tokens
+
+    def _finish(self, res: Result, paths: list[str], max_tokens: int | None, *, content: bool) -> Result:
+        """Fill the session fields, then apply the token cap (lists of items)."""
+        self._fill(res, paths, content=content)
+        cap = self._cap(max_tokens)
+        if cap is None:
+            return res
+        from ..render import fit_tokens
+
+        return fit_tokens(res, cap, self.tokenizer, self.view)
+
+    # -- staleness, refresh, watching (the watcher issue) ----------------------
+
+    _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
+    _watcher = None  # a running HeadWatcher, or None
+    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch subscribers
+    _subscribers: tuple = ()  # queues of running watch generators
+
+    def _stale_for(self, head: str | None, *, full: bool = False) -> list[dict]:
+        with self._lock:
+            full = full or head != self._checked_head  # HEAD moved since the last look: re-hash everything
+            self._checked_head = head
+            return [] if self._ledger is None else self._ledger.check(head, full=full)
+
+    def refresh(self):
+        """Start over at a boundary the caller chooses: re-render the prefix, clear ``stale``.
+
+        Stale files stop being tracked (the agent was told; it re-reads what it
+        needs), preload entries are replaced by the new rendering, files still
+        fresh stay tracked. Returns a :class:`Refreshed` with the
+        new ``prefix_hash`` (``None`` if :meth:`preload` never ran) and the
+        new prefix as ``preload``. Between refreshes the prefix never changes.
+        """
+        with self._lock:
+            head = self.head_sha()
+            cleared = self._stale_for(head, full=True)
+            self.ledger.forget([s["path"] for s in cleared])
+            # a nested instruction file that changed is delivered again when next met
+            self.nested.forget([s["path"] for s in cleared if s.get("kind") == "instructions"])
+            pre = None
+            if self._preload_args is not None:
+                self.ledger.forget(kind="preload")
+                pre = self.preload(**self._preload_args)
+            self._stream = (head, ())
+            return Refreshed(getattr(pre, "prefix_hash", None), head, tuple(cleared), pre)
+
+    def start_watching(self, poll: bool = False):
+        """Start the watcher (idempotent) and return it; :meth:`close` stops it.
+
+        Not needed for correctness: every request re-checks HEAD and the
+        delivered files anyway. The watcher makes changes visible as they
+        happen (``watch``). ``poll`` forces the polling observer, which
+        is also used automatically when native events are unavailable.
+        """
+        from .watcher import GitPaths, HeadWatcher
+
+        with self._lock:
+            if self._watcher is None:
+                layout = self.repo.git
+                git = GitPaths(str(layout.git_dir), str(layout.common_dir)) if layout is not None else None
+                head = self.head_sha()
+                self._stream = (head, _stale_keys(self._stale_for(head)))
+                watcher = HeadWatcher(self.root, git, self.ledger, self._on_settle, poll=poll)
+                watcher.start()
+                self._watcher = watcher
+            return self._watcher
+
+    def close(self) -> None:
+        """Stop the watcher and end every ``watch`` stream; joins their threads."""
+        if self._code is not None:
+            self._code.close()
+        with self._lock:
+            watcher, self._watcher = self._watcher, None
+            subscribers = self._subscribers
+        for q in subscribers:
+            q.put(None)
+        if watcher is not None:
+            watcher.stop()  # outside the lock: its thread may be waiting for it
+        self.repo.close()
+
+    def __enter__(self) -> Workspace:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    def _on_settle(self, reasons: frozenset) -> None:
+        """The watcher's callback: turn a settled burst of events into stream events."""
+        events = []
+        with self._lock:
+            head = self.head_sha()
+            old_head, old_keys = self._stream
+            if head != old_head:
+                events.append({"event": "head_moved", "old_head": old_head, "new_head": head, "branch": self.repo.branch()})
+            stale = self._stale_for(head, full="overflow" in reasons)
+            keys = _stale_keys(stale)
+            if keys != old_keys:
+                events.append({"event": "stale", "git_head": head, "stale": stale})
+            self._stream = (head, keys)
+            subscribers = self._subscribers
+        for event in events:
+            for q in subscribers:
+                q.put(event)
+
+    def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
+        """Yield event dicts as things change, until ``timeout`` seconds pass or :meth:`close`.
+
+        ``{"event": "head_moved", "old_head", "new_head", "branch"}``;
+        ``{"event": "stale", "git_head", "stale": [entries]}`` whenever the set
+        of stale files changes (the full current list); ``{"event":
+        "refreshed", "prefix_hash", "git_head", "cleared": [paths]}``. With
+        ``refresh`` (the default, what ``jitctx watch`` does) the stream is
+        its own session: it preloads first (announced as ``refreshed``) and
+        refreshes right after each non-empty ``stale`` event, so the next
+        change is reported too. Subscribes at the call, so nothing after it
+        is missed; starts the watcher if needed and stops it again when the
+        stream ends (or at :meth:`close`, for a stream never iterated).
+        ``timeout=math.inf`` is the same as ``None``; any finite timeout,
+        however large, is honoured (each wait is capped at
+        ``threading.TIMEOUT_MAX``). A negative or NaN timeout is a
+        ``QueryError``.
+        """
+        import math
+        import queue
+        import time
+
+        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
+            from ..errors import QueryError
+
+            raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
+        if timeout is not None and math.isinf(timeout):
+            timeout = None  # no time cap
+        deadline = None if timeout is None else time.monotonic() + timeout
+        q: queue.Queue = queue.Queue()
+        with self._lock:
+            started = self._watcher is None
+            first: dict | None = None
+            if refresh:
+                if self._preload_args is None:
+                    pre = self.preload()
+                    first = {"event": "refreshed", "prefix_hash": getattr(pre, "prefix_hash", None), "git_head": self.head_sha(), "cleared": []}
+                else:
+                    first = self.refresh().to_event()
+            self.start_watching(poll=poll)
+            self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
+        return self._events(q, first, deadline, refresh, started)
+
+    def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
+        import queue
+        import time
+
+        try:
+            if first is not None:
+                yield first
+            while True:
+                wait = None if deadline is None else deadline - time.monotonic()
+                if wait is not None and wait <= 0:
+                    return
+                try:
+                    # a far deadline is waited for in steps: Queue.get refuses waits past TIMEOUT_MAX
+                    event = q.get(timeout=None if wait is None else min(wait, threading.TIMEOUT_MAX))
+                except queue.Empty:
+                    continue  # the deadline check above ends the stream
+                if event is None:  # close()
+                    return
+                yield event
+                if refresh and event["event"] == "stale" and event["stale"]:
+                    yield self.refresh().to_event()
+        finally:
+            with self._lock:
+                self._subscribers = tuple(s for s in self._subscribers if s is not q)
+                watcher = self._watcher if started and not self._subscribers else None
+                if watcher is not None:
+                    self._watcher = None
+            if watcher is not None:
+                watcher.stop()
+
+
+def _stale_keys(stale: list[dict]) -> tuple:
+    """What makes two stale lists "the same news": paths and what happened to them."""
+    return tuple((s["path"], s["change"]) for s in stale)
+
+
+@dataclass(frozen=True, slots=True)
+class Refreshed:
+    """What :meth:`Workspace.refresh` did.
+
+    ``prefix_hash``: sha256 of the re-rendered prefix (``None`` if nothing was
+    ever preloaded); ``git_head``: HEAD at the refresh; ``cleared``: the stale
+    entries the refresh settled; ``preload``: the new prefix object (``.text``).
+    """
+
+    prefix_hash: str | None
+    git_head: str | None
+    cleared: tuple = ()
+    preload: object = None
+
+    @property
+    def text(self) -> str | None:
+        return getattr(self.preload, "text", None)
+
+    def to_event(self) -> dict:
+        return {"event": "refreshed", "prefix_hash": self.prefix_hash, "git_head": self.git_head, "cleared": [s["path"] for s in self.cleared]}
+
+
+def _warm_results() -> None:
+    """While grep's rg runs: the imports its result needs next (the just-in-time instructions)."""
+    from ..preload import nested  # noqa: F401
+
+
+def _warm_symbols() -> None:
+    """``_warm_results``, and the imports the ``symbol`` annotation needs (tree-sitter, the
+    outline walk, and hashlib for the index's location: its OpenSSL load was ~4 ms after rg)."""
+    _warm_results()
+    import hashlib  # noqa: F401
+
+    from ..code import outline, parse  # noqa: F401
+
+    parse.warm()
