@@ -22,12 +22,13 @@ from collections.abc import Callable
 
 from ..cache.folders import open_untrusted
 
-__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "Plan", "Progress", "build_here", "failed", "plan", "progress", "start", "state", "stop"]
+__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "RUNNING_MAX", "Plan", "Progress", "build_here", "failed", "others_running", "plan", "progress", "start", "state", "stop"]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
 SMALL = 2_000  # files: at most this many (git's count), a tree without index is listed before the first pass
 IN_MEMORY = 256  # files: an index that cannot be kept is still built in memory, each call (~1 s of CPU; 1,563 files took 9 s)
+RUNNING_MAX = 2  # background builds of one cache folder at once: an agent touring repositories started one per tree
 RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only): not started again for this long
 
 
@@ -162,6 +163,8 @@ def start(root: str, index_path: str) -> bool:
             return True  # a builder holds it
         if failed(index_path) is not None:
             return False  # it could not write the store a moment ago: calls answer without it for a while
+        if others_running(index_path) >= RUNNING_MAX:
+            return False  # a later call starts it, once one of those has ended
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
         from .. import procs
 
@@ -290,6 +293,30 @@ def stop(index_path: str, *, wait: float = 10.0) -> int | None:
                 return got.pid
             time.sleep(0.05)
     return got.pid
+
+
+def others_running(index_path: str) -> int:
+    """How many other indexes of the same cache folder are being built now: their status
+    files name a builder that runs (read, not locked: probing another index's lock would
+    make its own start see it held). Seven trees touched within a minute had seven builders,
+    each with its workers, at once."""
+    mine = _paths(index_path)[1]
+    folder = os.path.dirname(mine)
+    try:
+        names = os.listdir(folder)
+    except OSError:
+        return 0
+    count = 0
+    for name in names:
+        path = os.path.join(folder, name)
+        if not name.endswith(".build.json") or path == mine:
+            continue
+        try:
+            pid = int(_read(path).get("pid", 0))
+        except (OSError, ValueError, TypeError, AttributeError):
+            continue
+        count += pid > 0 and _is_builder(pid)
+    return count
 
 
 def _is_builder(pid: int) -> bool:
