@@ -22,7 +22,23 @@ from collections.abc import Callable
 
 from ..cache.folders import open_untrusted
 
-__all__ = ["IN_MEMORY", "INLINE", "RETRY_SECONDS", "RUNNING_MAX", "Plan", "Progress", "build_here", "failed", "others_running", "plan", "progress", "start", "state", "stop"]
+__all__ = [
+    "IN_MEMORY",
+    "INLINE",
+    "RETRY_SECONDS",
+    "RUNNING_MAX",
+    "Plan",
+    "Progress",
+    "build_here",
+    "failed",
+    "others_running",
+    "plan",
+    "progress",
+    "start",
+    "state",
+    "stop",
+    "waiting",
+]
 
 INLINE = 256  # files a call brings up to date itself (~0.2-0.4 s); more: the background builds them
 SPARSE = 0.5  # share of the universe unindexed at which a call answers without the index
@@ -163,7 +179,7 @@ def start(root: str, index_path: str) -> bool:
             return True  # a builder holds it
         if failed(index_path) is not None:
             return False  # it could not write the store a moment ago: calls answer without it for a while
-        if others_running(index_path) >= RUNNING_MAX:
+        if waiting(index_path) is not None:
             return False  # a later call starts it, once one of those has ended
         _write(status, {"pid": 0, "done": 0, "total": 0, "updated": time.time()})
         from .. import procs
@@ -293,6 +309,13 @@ def stop(index_path: str, *, wait: float = 10.0) -> int | None:
                 return got.pid
             time.sleep(0.05)
     return got.pid
+
+
+def waiting(index_path: str) -> str | None:
+    """Why a build of the index at ``index_path`` waits for a later call ("2 other indexes
+    are being built (at most 2 at once)"), or None when it may start."""
+    others = others_running(index_path)
+    return f"{others} other indexes are being built (at most {RUNNING_MAX} at once)" if others >= RUNNING_MAX else None
 
 
 def others_running(index_path: str) -> int:

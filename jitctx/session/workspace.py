@@ -347,10 +347,8 @@ class Workspace:
         why = build.failed(index_path)
         if why:
             return f"The index cannot be built ({why})."
-        others = build.others_running(index_path)
-        if others >= build.RUNNING_MAX:
-            return f"{others} other indexes are being built (at most {build.RUNNING_MAX} at once): this one starts at a later call."
-        return "No background build could start."
+        wait = build.waiting(index_path)
+        return f"{wait}: this one starts at a later call." if wait else "No background build could start."
 
     @_one_call
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
@@ -475,8 +473,8 @@ class Workspace:
             state = f"the index is being built in the background ({far})"
         elif why is not None:
             state = f"the index cannot be built ({why}; tried again {build.RETRY_SECONDS // 60} minutes after that)"
-        elif (others := build.others_running(index_path)) >= build.RUNNING_MAX:
-            state = f"the index is behind the tree ({far}); {others} other indexes are being built (at most {build.RUNNING_MAX} at once), so this one starts at a later call"
+        elif (wait := build.waiting(index_path)) is not None:
+            state = f"the index is behind the tree ({far}); {wait}, so this one starts at a later call"
         else:
             state = f"the index is behind the tree ({far}) and no background build could start"
         if plan.mode == "quick":
