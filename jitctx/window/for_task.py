@@ -37,12 +37,18 @@ naming what was kept and the call that prints it whole.
 
 from __future__ import annotations
 
+import contextlib
+import functools
 import re
-from typing import Any
+from collections.abc import Callable
+from typing import Any, ParamSpec, TypeVar
 
 from ..text.hints import call
 from .assemble import AssembleConfig, Context, assemble, check_budget
 from .sources import Source, evidence_sources, history_sources, note_source, preload_source, system_source, task_source
+
+P = ParamSpec("P")
+R = TypeVar("R")
 
 __all__ = ["DEFAULT_SYSTEM", "FILES", "context_for_task"]
 
@@ -173,6 +179,20 @@ def _nested(ws, paths: list[str], warnings: list[str]) -> list[Source]:
     return out
 
 
+def _in_one_call(fn: Callable[P, R]) -> Callable[P, R]:
+    """``fn(ws, ...)`` as one call of ``ws``'s session (``Workspace.call``): the locates,
+    reads and notes it makes are part of that call, not turns of their own."""
+
+    @functools.wraps(fn)
+    def in_one_call(*args: P.args, **kwargs: P.kwargs) -> R:
+        ws = args[0]
+        with ws.call() if hasattr(ws, "call") else contextlib.nullcontext():
+            return fn(*args, **kwargs)
+
+    return in_one_call
+
+
+@_in_one_call
 def context_for_task(
     ws,
     task: str,
@@ -200,28 +220,6 @@ def context_for_task(
     (0: nothing did; the window says so). Files the session delivered that
     changed since are in the window (``[Context]``) and the report's ``stale``.
     """
-    from contextlib import nullcontext
-
-    with ws.call() if hasattr(ws, "call") else nullcontext():  # one call of the session: its reads are part of it
-        return _context_for_task(
-            ws, task, budget, config=config, system=system, history=history, notes=notes, use_preload=use_preload, use_notes=use_notes, cwd=cwd, tokenizer=tokenizer
-        )
-
-
-def _context_for_task(
-    ws,
-    task: str,
-    budget: int = 16000,
-    *,
-    config: AssembleConfig | None = None,
-    system: str = DEFAULT_SYSTEM,
-    history: Any = (),
-    notes: Any = (),
-    use_preload: bool = True,
-    use_notes: bool = True,
-    cwd: str | None = None,
-    tokenizer=None,
-) -> Context:
     budget = check_budget(budget)
     cfg = config if config is not None else AssembleConfig()
     task_src = task_source(task)
