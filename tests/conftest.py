@@ -155,8 +155,9 @@ def stop_servers(runtime: str, cache: str | None = None) -> None:
     pids = running(folder)
     # and those still starting (no lock file yet: a client that spawned one was killed, or the
     # machine is slow), found by the run folder their environment names
-    named = {runtime, os.path.dirname(runtime) if os.path.basename(runtime) == "jitctx" else runtime}
-    pids += [p.pid for p in procs.find() if p.pid not in pids and (p.environ() or {}).get("XDG_RUNTIME_DIR") in named]
+    if os.path.isdir(folder):  # a client made it: a server may have been started (not a /proc scan per test)
+        xdg = os.path.dirname(folder)  # the $XDG_RUNTIME_DIR whose jitctx/ the folder is
+        pids += [p.pid for p in procs.find() if p.pid not in pids and (p.environ() or {}).get("XDG_RUNTIME_DIR") == xdg]
     for pid in pids:
         try:
             os.kill(pid, signal.SIGKILL)
