@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ..text.lines import decode, is_binary, strip_bom
+from ..text.lines import is_binary, strip_bom
 from . import words
 from .outline import outline
 from .parse import language_for
@@ -47,5 +47,5 @@ def analyze(path: str, data: bytes, parts: str = "all") -> tuple[list | None, st
             definitions = [replace(d, stub=True) if d.kind in ("function", "method") else d for d in definitions]
     if parts == "definitions":
         return definitions, None, None
-    text = decode(data)[0]  # as headtail decodes: invalid UTF-8 replaced
-    return definitions, words.path_terms(path), words.content_terms(text)
+    # the words of the text as headtail decodes it (invalid UTF-8 replaced), made from the bytes
+    return definitions, words.path_terms(path), words.content_terms_of(data)

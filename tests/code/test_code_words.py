@@ -35,3 +35,46 @@ def test_issue_23_ascii_and_unicode_identifiers_split_alike():
 def test_issue_23_a_repeated_word_counts_up_to_the_cap_grouped():
     text = "x = foo(bar)\n" * 20 + "fooBar\n"
     assert words.content_terms(text) == " ".join(["x"] * words.TF_CAP + ["foo"] * words.TF_CAP + ["bar"] * words.TF_CAP + ["foobar foo bar"])
+
+
+BYTES = st.lists(
+    st.sampled_from(
+        [
+            *b"abcXYZ019_ .,()-\n\t\r",
+            *[c.encode() for c in "é日本ΣςΑ"],
+            b"__init__",
+            b"_private",
+            b"trailing_",
+            b"___",
+            b"_" * 12,
+            b"HTTPServer",
+            b"sslTimeout",
+            b"URLs",
+            b"x" * 70,
+            b"\xff",
+            b"\xc3",
+            b"\xe6\x97",
+            b"\xef\xbb\xbf",
+            "ΑΣ_Β".encode(),
+            b" ab ab ab ab ab ab ab ab ab ",
+        ]
+    ).map(lambda p: p if isinstance(p, bytes) else bytes([p])),
+    max_size=80,
+).map(b"".join)
+
+
+@settings(max_examples=500, deadline=None)
+@given(BYTES)
+def test_issue_32_content_terms_of_bytes_is_the_rule_on_the_decoded_text(data):
+    """The build's words come from the bytes, undecoded: the same string as the rule gives
+    the text decoded as every reader decodes it (invalid UTF-8 replaced)."""
+    from jitctx.text.lines import decode
+
+    assert words.content_terms_of(data) == words.content_terms(decode(data)[0])
+
+
+def test_issue_32_content_terms_of_merges_underscored_runs_and_keeps_the_first_order():
+    data = b"_foo = foo + __foo__ + bar_\nbar __ baz_qux_ caf\xc3\xa9_au foo\xe2\x80\x94bar"
+    assert words.content_terms_of(data) == words.content_terms(data.decode())
+    assert words.content_terms_of(data).split(" ")[:5] == ["foo"] * 4 + ["bar"]  # where each first occurs, counted together
+    assert words.content_terms_of(b"") == ""
