@@ -258,6 +258,8 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             index.on_disk_only = True
             entries = code.entries()  # one listing for both parts
             code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
+            if code.last is not None and code.last.analyzed > 1000:  # the words of a build: one segment before the definitions
+                index.merge_lexical()
             code.refresh(entries=entries, complete=True, progress=ticker("definitions"), outline_limit=None)
             if code.last is not None and code.last.analyzed + code.last.outlined > 1000:  # a build, not a few files brought up to date
                 index.compact()

@@ -269,6 +269,17 @@ class Index:
         are still to come count as work too."""
         return self._run(_pending, entries, max_bytes=max_bytes, parts=parts, complete=complete)
 
+    def merge_lexical(self) -> None:
+        """The lexical index merged into one segment (FTS5's ``optimize``: its segments repeat
+        the terms they share; a query reads one): after a build's words, so that the
+        definitions written after it take the pages the merged segments leave free."""
+        with self._lock:
+            try:
+                with store.Transaction(self._conn):
+                    self._conn.execute("INSERT INTO lexical(lexical) VALUES ('optimize')")
+            except sqlite3.Error:
+                pass  # a smaller store, not a correct one: another time
+
     def compact(self) -> None:
         """After a complete build: the lexical index merged into one segment (FTS5's
         ``optimize``: its segments repeat the terms they share) and, when a tenth of the file

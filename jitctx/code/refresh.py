@@ -36,6 +36,7 @@ row is hashed again at the next refresh, and trusted once it is old enough.
 from __future__ import annotations
 
 import hashlib
+import sqlite3
 import time
 import zlib
 from dataclasses import replace
@@ -48,7 +49,6 @@ from .testpaths import is_test_path
 from .words import path_terms
 
 if TYPE_CHECKING:
-    import sqlite3
     from collections.abc import Callable, Iterable, Iterator
 
 __all__ = [
@@ -68,6 +68,14 @@ Entry = tuple
 RACY_NS = 2_000_000_000
 MAX_BYTES = 2 * 1024 * 1024
 BATCH = 256  # files per transaction
+# A refresh of this many files or more writes the lexical index in bulk: transactions of up to
+# ``BULK_BATCH`` files (still at least one a second, ``_FLUSH_SECONDS``), FTS5 merging 16 segments
+# of a level at once instead of 4 and keeping 16 MiB of pending words in memory instead of 1
+# (fewer, larger segments: less rewriting); restored after. Real tree: the inserts' CPU 15 s -> 11 s.
+BULK = 4096
+BULK_BATCH = 4096
+_BULK_SETTINGS = (("automerge", 16, 4), ("hashsize", 16 * 1024 * 1024, 1024 * 1024))  # (FTS5 option, bulk, default)
+_SET_LEXICAL = "INSERT INTO lexical(lexical, rank) VALUES (?, ?)"
 KEEPS_MIN = 256  # files to write before ``keeps`` is asked (it lists git's index: ~0.15 s on 100k files)
 # Less work than this is analysed here: starting worker processes costs more.
 POOL_MIN_BYTES = 1024 * 1024
@@ -159,7 +167,7 @@ class _Writer:
 
     def __init__(self, conn: sqlite3.Connection, batch: int, *, recall=None, analyze=None) -> None:
         self._conn = conn
-        self._batch = max(1, batch)
+        self._batch = self._default_batch = max(1, batch)
         self._removed: list[str] = []
         self._signatures: list[tuple] = []
         # (files row, (definitions or None, path_terms, content_terms) or None, keep the words)
@@ -172,6 +180,19 @@ class _Writer:
         self.recall = recall
         self.analyze = analyze
         self.keeps: Callable[[str, str], bool] | None = None  # set for a large refresh
+
+    def bulk(self, batch: int | None) -> None:
+        """Write the lexical index in bulk (``BULK``): ``batch`` files a transaction and FTS5's
+        bulk settings; None: back to the defaults (a store that cannot be written keeps them:
+        they only tune how its segments are merged)."""
+        self._batch = max(1, batch or self._default_batch)
+        try:
+            with Transaction(self._conn):
+                for option, bulk, default in _BULK_SETTINGS:
+                    self._conn.execute(_SET_LEXICAL, (option, default if batch is None else bulk))
+        except sqlite3.Error:
+            if batch is not None:
+                raise
 
     def remove(self, path: str) -> None:
         self._removed.append(path)
@@ -563,9 +584,16 @@ def refresh(
         run.writer.keeps = keeps()
     if progress is not None and work:
         progress(0, run.total)
-    if work:
-        run.analyse(work)
-    run.writer.flush()
+    bulk = len(work) >= BULK and run.parts == "words"
+    if bulk:
+        run.writer.bulk(BULK_BATCH)
+    try:
+        if work:
+            run.analyse(work)
+        run.writer.flush()
+    finally:
+        if bulk:
+            run.writer.bulk(None)  # the defaults again, for the small refreshes after
     if key and digest and not run.writer.racy and not run.unsettled:
         unchanged.remember(conn, key, digest, run.writer.generation, len(listed))
     if progress is not None and work:
