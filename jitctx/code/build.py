@@ -46,6 +46,7 @@ SMALL = 2_000  # files: at most this many (git's count), a tree without index is
 IN_MEMORY = 256  # files: an index that cannot be kept is still built in memory, each call (~1 s of CPU; 1,563 files took 9 s)
 RUNNING_MAX = 2  # background builds of one cache folder at once: an agent touring repositories started one per tree
 RETRY_SECONDS = 600  # a builder that could not write the store (full, read-only): not started again for this long
+MERGE_MIN = 1000  # files a build's words part analysed, at least, for its lexical index to be merged before the definitions (issue 32)
 
 
 class Progress:
@@ -258,7 +259,7 @@ def build_here(root: str, index_path: str, *, nice: bool = True, locked: int | N
             index.on_disk_only = True
             entries = code.entries()  # one listing for both parts
             code.refresh(entries=entries, complete=True, progress=ticker("words"), parts="words")
-            if code.last is not None and code.last.analyzed > 1000:  # the words of a build: one segment before the definitions
+            if code.last is not None and code.last.analyzed >= MERGE_MIN:  # one segment before the definitions take its free pages
                 index.merge_lexical()
             code.refresh(entries=entries, complete=True, progress=ticker("definitions"), outline_limit=None)
             if code.last is not None and code.last.analyzed + code.last.outlined > 1000:  # a build, not a few files brought up to date
