@@ -100,6 +100,9 @@ def main() -> int:
         print(
             f"whole build {b.get('wall', 0):.1f} s; CPU builder {b.get('cpu_builder', 0):.1f} s + workers {b.get('cpu_workers', 0):.1f} s; load {b['load_before'][0]:.1f} -> {b['load_after'][0]:.1f}"
         )
+        at_switch = marks.get("definitions_cpu_at_start")  # the CPU of the words part (and the listing)
+        if at_switch:
+            print(f"  words part CPU: builder {at_switch[0]:.1f} s + workers {at_switch[1]:.1f} s")
         print(f"  store: {json.dumps(b.get('store'))}")
     report["ended"] = time.strftime("%Y-%m-%d %H:%M:%S %Z")
     DATA.mkdir(parents=True, exist_ok=True)
