@@ -268,27 +268,20 @@ def _parser(command: str | None, caller: Caller, argv: list[str]) -> _Parser:
 
 
 def _primitive(sub, name: str) -> None:
-    from .. import query
+    from ..query import PRIMITIVES
 
-    query_name, text = _PRIMITIVES[name]
-    p = _sub(sub, name, text)
-    _query_options(p, getattr(query, query_name))
+    query = next(q for q in PRIMITIVES if q.name == name)
+    p = _sub(sub, name, query.summary)
+    _query_options(p, query)
     _max_tokens(p)
     _formats(p)
     _common(p)
 
 
-# the subcommands whose options come from a Query (jitctx.query): its name, the help line
-_PRIMITIVES = {
-    "glob": ("FindQuery", "list files matching a glob ('**/' spans folders), newest first"),
-    "grep": ("SearchQuery", "search file contents (ripgrep regex syntax)"),
-    "head": ("HeadQuery", "first lines of a file, numbered (--symbol NAME: exactly one definition)"),
-    "tail": ("TailQuery", "last lines of a file, read from the end"),
-    "outline": ("OutlineQuery", "a file's definitions as an indented tree: lines, kind, signature, tokens"),
-    "symbols": ("SymbolsQuery", "find definitions by name across the repository (exact, Class.method, prefix)"),
-    "locate": ("LocateQuery", "rank the files and regions a task is about, as references with token costs"),
-    "notes": ("NotesQuery", "keep notes outside the window: add, list, read, delete (per repository, kept outside the tree)"),
-}
+# the subcommands whose options come from a primitive's definition (jitctx.query.PRIMITIVES, in
+# its order; a test keeps them equal): named here, since main looks a subcommand up before
+# it imports the Queries
+_PRIMITIVES = ("glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes")
 
 
 def _preload_parser(sub, name: str) -> None:
