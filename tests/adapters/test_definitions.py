@@ -62,7 +62,7 @@ def test_issue_35_a_field_added_to_a_definition_reaches_every_schema_and_check(m
     assert _Probe.make(pattern="*", depth=7).depth == 7
     # the CLI's option
     p = argparse.ArgumentParser()
-    cli._query_options(p, _Probe)
+    cli.parser.query_options(p, _Probe)
     assert p.parse_args(["*", "--depth", "5"]).depth == 5 and "how many folders down (default 3)" in p.format_help()
 
 
@@ -77,7 +77,7 @@ def test_issue_35_the_mcp_tool_list_follows_the_definitions(monkeypatch):
 
 
 def test_issue_35_the_tools_are_the_primitives_in_order():
-    assert list(tools.TOOLS) == [q.name for q in PRIMITIVES] == list(cli._PRIMITIVES)
+    assert list(tools.TOOLS) == [q.name for q in PRIMITIVES] == list(cli.parser.PRIMITIVE_COMMANDS)
     for q in PRIMITIVES:
         spec = tools.TOOLS[q.name]
         assert spec.description == q.description and q.summary
@@ -109,3 +109,51 @@ def test_issue_35_one_validator_refuses_on_both_surfaces(q):
                 with pytest.raises(QueryError) as api:
                     q.make(**{**good, p.name: value})
                 assert api.value.fields.get("field") == p.name, (q.name, p.name, value)
+
+
+class _Recorder:
+    """A Workspace stand-in: records which method a CLI call runs, with what."""
+
+    def __init__(self, root) -> None:
+        self.root = root
+        self.calls: list[tuple[str, dict]] = []
+
+    def __getattr__(self, name: str):
+        from jitctx.refs import Result
+
+        def run(**kwargs):
+            self.calls.append((name, kwargs))
+            return Result(tool=name)
+
+        return run
+
+
+@pytest.mark.parametrize(
+    ("argv", "method", "given"),
+    [
+        (["glob", "*.py", "src", "--limit", "5"], "glob", {"pattern": "*.py", "path": "src", "limit": 5}),
+        (["grep", "def", "-g", "*.py", "-C", "2"], "grep", {"pattern": "def", "path": "src", "glob": ["*.py"], "context": 2}),
+        (["head", "app.py", "--start", "3"], "head", {"path": "src/app.py", "start": 3}),
+        (["tail", "app.py", "-n", "4"], "tail", {"path": "src/app.py", "n": 4}),
+        (["outline", "app.py"], "outline", {"path": "src/app.py"}),
+        (["symbols", "main", "--kind", "function"], "symbols", {"query": "main", "path": "src", "kind": "function"}),
+        (["locate", "--task", "fix it"], "locate", {"task": "fix it"}),
+        (["notes", "add", "remember", "--path", "app.py"], "notes", {"action": "add", "text": "remember", "paths": ["src/app.py"]}),
+    ],
+)
+def test_issue_35_the_cli_runs_every_primitive_through_one_path(tmp_path, monkeypatch, capsys, argv, method, given):
+    """Each primitive's subcommand is the one table-driven command: its definition's fields
+    as keywords to the Workspace's method of its name, paths from the working directory."""
+    from jitctx.adapters.cli import commands
+
+    (tmp_path / "src").mkdir()
+    (tmp_path / "src" / "app.py").write_text("x\n")
+    ws = _Recorder(tmp_path)
+    monkeypatch.setattr(commands, "workspace", lambda args, caller: ws)
+    monkeypatch.chdir(tmp_path / "src")
+    assert commands.COMMANDS[argv[0]] is commands.primitive
+    assert cli.main([*argv, "--json"]) == 1  # an empty Result: nothing found
+    ((name, kwargs),) = ws.calls
+    assert name == method and kwargs["max_tokens"] is None
+    assert {k: kwargs[k] for k in given} == given
+    assert '"tool": "' + method + '"' in capsys.readouterr().out
