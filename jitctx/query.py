@@ -74,7 +74,6 @@ _PYTHON = {
     "integer": ("{name} must be an integer, got {value!r}", "pass a whole number such as {name}={ten}"),
     "at_least": ("{name} must be at least {minimum}, got {value}", "pass {name}>={minimum}"),
     "at_most": ("{name} must be at most {maximum:,}, got {value:,}", "pass {name}<={maximum}"),
-    "number": ("{name} must be a number of seconds in ({low:g}, {high:g}], got {value!r}", "pass {name}={default:g}"),
     "seconds": ("{name} must be a number of seconds in ({low:g}, {high:g}], got {value!r}", "pass {name}={default:g}"),
     "boolean": ("{name} must be true or false, got {value!r}", None),
     "choice": ("{name} must be one of {choices}; got {value!r}", None),
@@ -83,6 +82,7 @@ _PYTHON = {
     "missing": ("missing required argument {name!r}", "pass {name} ({doc})"),
     "unknown": ("unknown argument{s} {names}", "pass {known}"),
 }
+_PYTHON["number"] = _PYTHON["seconds"]  # a float of the wrong type or out of range: one message
 _TOOL = {
     "integer": ("{name} must be an integer, got {got}", "pass a JSON number without quotes, e.g. {name}: {example}"),
     "at_least": ("{name} must be at least {minimum:,}, got {value:,}", "pass {name} >= {minimum}"),
