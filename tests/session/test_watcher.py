@@ -748,7 +748,7 @@ def test_watch_unbounded_timeouts(repo, timeout):
 @pytest.mark.parametrize("timeout", ["inf", "1e10"])
 def test_cli_watch_timeout_inf(repo, fake_preload, monkeypatch, capsys, timeout):
     ws = Workspace(repo.root)
-    monkeypatch.setattr(cli, "_workspace", lambda args, caller: ws)
+    monkeypatch.setattr(cli.commands, "workspace", lambda args, caller: ws)
     closer = _close_once_subscribed(ws)
     code = cli.main(["watch", "--root", str(repo.root), "--timeout", timeout, "--poll"])
     closer.join(WAIT)
