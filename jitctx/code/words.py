@@ -22,6 +22,8 @@ from collections import Counter
 from itertools import chain, repeat
 from operator import mul
 
+from ..text.redact import redact_bytes, redact_text
+
 __all__ = ["MAX_WORD", "TF_CAP", "content_terms", "content_terms_of", "path_terms", "split", "words"]
 
 TF_CAP = 8  # occurrences of one identifier a file's content counts for (``content_terms``)
@@ -91,7 +93,10 @@ def content_terms(text: str) -> str:
     third of the index's writing and compress several times better.
 
     The hot path of an index build: identifiers are counted in C (``Counter``), and
-    each distinct one is looked up once (in C too), split in Python only when new."""
+    each distinct one is looked up once (in C too), split in Python only when new.
+    A secret in it (``text.redact``) is no word: a task that names it must find
+    nothing, as a grep for it does."""
+    text = redact_text(text)[0]  # a scan for the rules' needles when there is none
     counts = Counter((_IDENT_ASCII if text.isascii() else _IDENT).findall(text))
     got = list(map(_cache.get, counts))
     if None in got:
@@ -161,7 +166,9 @@ def content_terms_of(data: bytes) -> str:
     caller), the same string, made without decoding: the build's hot path (issue 32). Runs of
     identifier bytes are split and counted in C; an identifier's terms are made once per
     process (``_bcache``), many at a time; the output is one ``join`` of them, each repeated
-    ``min(count, TF_CAP)`` times."""
+    ``min(count, TF_CAP)`` times. A secret is no word (``content_terms``): the bytes are
+    redacted first (``text.redact``: a scan for the rules' needles when there is none)."""
+    data = redact_bytes(data)
     if len(_bcache) > _CACHE_MAX:
         _bcache.clear()
     counts = _identifiers(data)

@@ -46,6 +46,9 @@ BYTES = st.lists(
             b"_private",
             b"trailing_",
             b"___",
+            b"AKIAIOSFODNN7EXAMPLE",  # secrets: no word (text.redact), from the bytes as from the text
+            b"ghp_" + b"x1Y2" * 9,
+            b"-----BEGIN RSA PRIVATE KEY-----\nMIIEowIBAAKCAQEA1234567890abcdef\n",
             b"_" * 12,
             b"HTTPServer",
             b"sslTimeout",
