@@ -23,7 +23,7 @@ from jitctx.repo.universe import Repo
 
 RULES = {
     ".gitignore": "# build output\n*.log\nbuild/\n!keep.log\n/anchored.txt\ndocs/**/gen/\n**/tmp\n\n*.bak\n",
-    "pkg/.gitignore": "!*.log\ncache/\n/local.txt\nsub/**/*.out\n",
+    "pkg/.gitignore": "!*.log\ncache/\n/local.txt\nsub/**/*.out\n!.env\n",
     "pkg/inner/.gitignore": "!important.bak\n",
 }
 INFO_EXCLUDE = "info-only.txt\n"
@@ -51,7 +51,9 @@ EXPECTED: dict[str, tuple[str, int, str] | None] = {
     "pkg/inner/y.bak": (".gitignore", 9, "*.bak"),
     "pkg/inner/important.bak": ("pkg/inner/.gitignore", 1, "!important.bak"),
     "pkg/ok.py": None,
+    "pkg/.env": ("pkg/.gitignore", 5, "!.env"),  # re-included by a rule, still denied: never searched
 }
+DENIED = {"pkg/.env"}
 GIT_ONLY = {  # rules git reads beside the .gitignore files (not outside git)
     "info-only.txt": (".git/info/exclude", 1, "info-only.txt"),
     "notes.swp": ("<excludes>", 1, "*.swp"),
@@ -86,7 +88,11 @@ def _every_view(root, expected: dict, *, live=None) -> dict[str, set[str]]:
         tracked, untracked = live.listing()
         views["kept listing"] = set(tracked) | set(untracked)
         views["is_ignored (kept listing)"] = {p for p in expected if not Repo(root, live=live).is_ignored(p)}
-    return {name: {p for p in got if p in expected} for name, got in views.items()}
+    views = {name: {p for p in got if p in expected} for name, got in views.items()}
+    for name in ("rg walk", "python engine"):  # the deny list holds whatever the ignore rules say
+        assert not views[name] & DENIED, name
+        views[name] |= DENIED
+    return views
 
 
 @pytest.fixture
