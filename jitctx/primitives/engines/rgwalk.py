@@ -72,7 +72,8 @@ def tracked_extras(scope: Scope, excludes: str | None) -> Extras:
     else:  # deny names match in any case: scan the lower-cased listing (a count: the case of a name does not matter)
         cands = _decoded(entries_containing(listing.lower(), [r.encode("utf-8", "surrogateescape") for r in runs], b"\0"))
     denied = sum(1 for p in in_scope(cands) if spec.is_denied(p))
-    ignored = () if spec.include_ignored else tuple(in_scope(_remembered(scope, listing, excludes)))
+    # rg reads no ignore file where git would block on one: then it skips no tracked file
+    ignored = () if spec.include_ignored or not scope.repo.ignores.by_git else tuple(in_scope(_remembered(scope, listing, excludes)))
     return Extras(listing, denied, ignored)
 
 
