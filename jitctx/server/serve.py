@@ -2,22 +2,20 @@
 
 Owns the server's life (a lock that makes it the only one, its Unix socket
 in the private run folder, idle exit, leaving when its socket or lock is no
-longer its own or when it is the least recently used of too many,
+longer its own or when it is the least recently used of too many, answering
 ``--status`` and ``--stop``, which stops its index builder too), taking a
 call (the peer must be this user: ``SO_PEERCRED``; a whole, well-formed
 request within a deadline, read on a thread of its own so that a slow or
 broken client costs only its own call; same protocol and fingerprint; its
-own source unchanged since it started, else it is replaced) and answering it
-by running the CLI itself (``adapters.cli.call``) on the caller's stdout and
-stderr, its working directory and width, with warm collaborators: the
-tokenizer, the imports, the watcher-fed listing (``livelist``) and the
-sessions' Workspaces. The caller's descriptors arrive only when its call
-starts, close-on-exec, and are closed when it ends; nothing is written to
-them before the client says it still waits. One call runs at a time: a call
-without a session that arrives meanwhile is sent back ("busy") and its
-client runs it itself, one of a session waits its turn. Does not own what
-an answer is (the CLI and the library), the client's choices (``client``)
-or listing every server of the user (``procs``, ``status_all``).
+own source unchanged since it started, else it is replaced), and the queue:
+one call runs at a time, on the worker thread; a call without a session that
+arrives meanwhile is sent back ("busy") and its client runs it itself, one
+of a session waits its turn. ``main`` is ``jitctx serve``. Does not own
+answering a call (``answer``: the CLI on the caller's streams), the
+Workspaces (``sessions``), warming up (``warm``), the log (``logfile``), the
+wire (``request``, ``protocol``), what an answer is (the CLI and the
+library), the client's choices (``client``) or asking servers from outside
+(``registry``: ``--status``, ``--stop``, ``--all``).
 """
 
 from __future__ import annotations
@@ -32,28 +30,27 @@ import stat
 import sys
 import threading
 import time
-from collections import OrderedDict
 from pathlib import Path
 
 from .. import __version__, procs
 from ..adapters import cli
 from ..cache.folders import what_is_at
-from ..call import Caller
-from . import protocol, registry, request
+from . import protocol, registry, request, warm
+from .answer import answer
+from .logfile import log_to
 from .request import Call
+from .sessions import Sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..tokens.tokenizer import ContentCounts
     from .kept_listing import LiveListing
 
-__all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "MAX_SESSIONS", "Server", "control", "main", "serve"]
+__all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "Server", "main", "serve"]
 
 log = logging.getLogger("jitctx.server.serve")
 
 IDLE = 600.0  # seconds without a call before the server exits
 IDLE_FIRST = 60.0  # ... while it has answered fewer than 2 calls (a root used once leaves early)
-MAX_SESSIONS = 32  # sessions kept (least recently used dropped first)
 MAX_SERVERS = 8  # servers of one run folder; a new one asks the least recently used to leave
 HEARTBEAT = 0.5  # seconds between the lines that tell a waiting client this server is alive
 READERS = 32  # requests read at once; more are closed unread (their clients answer themselves)
@@ -92,7 +89,7 @@ class Server:
         self.calls = 0
         self.refused = 0
         self.why_stopped = ""
-        self._sessions: OrderedDict[str, object] = OrderedDict()
+        self.sessions = Sessions(root)
         self._source = _source_signature()
         self._busy = threading.Lock()  # held while a call runs
         self._queue: list[Call] = []
@@ -108,34 +105,6 @@ class Server:
         self._lock_fd = -1
         self.slot: int | None = None  # a start slot (client._BOOT) held until warm
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
-        self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
-
-    # -- the call's collaborators -------------------------------------------------
-
-    def workspace(self, session: str, record: bool):
-        """A fresh Workspace per call (``record`` as the CLI asks), or the session's own,
-        kept across its calls (it records: its ledger is the session)."""
-        from ..repo.universe import Repo
-        from ..session.workspace import Workspace
-
-        repo = Repo(Path(self.root), live=self.live)
-        if self._counts is None:
-            from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, get_tokenizer
-
-            self._counts = ContentCounts(DEFAULT_ENCODING, lambda: get_tokenizer(DEFAULT_ENCODING), root=self.root)
-        if not session:
-            return Workspace(repo=repo, record=record, content_counts=self._counts)
-        ws = self._sessions.get(session)
-        if ws is None:
-            ws = Workspace(repo=repo, record=True, content_counts=self._counts)
-            self._sessions[session] = ws
-            while len(self._sessions) > MAX_SESSIONS:
-                _, old = self._sessions.popitem(last=False)
-                old.close()  # type: ignore[attr-defined]
-        else:
-            self._sessions.move_to_end(session)
-            ws.use_repo(repo)  # type: ignore[attr-defined]
-        return ws
 
     # -- life ---------------------------------------------------------------------
 
@@ -179,7 +148,8 @@ class Server:
             signal.signal(signal.SIGTERM, lambda *_: self.stop(builder=True, why="SIGTERM"))
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
-        self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
+        log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
+        log.info("serving %s on %s", self.root, self.path)
         try:
             listener = self._listen()
         except (OSError, registry.Unusable) as exc:
@@ -209,8 +179,7 @@ class Server:
             listener.close()
             if self.live is not None:
                 self.live.close()
-            for ws in self._sessions.values():
-                ws.close()  # type: ignore[attr-defined]
+            self.sessions.close()
             if self._stop_builder:
                 self._stop_build()
             log.info("server of %s ends: %s", self.root, self.why_stopped or "stopped")
@@ -254,45 +223,6 @@ class Server:
             raise registry.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
         if not stat.S_ISSOCK(st.st_mode):
             raise registry.Unusable(what_is_at(self.path, "not a socket"))
-
-    def _log_to(self, path: str, *, foreground: bool) -> None:
-        """The server's log: ``<socket>.log`` beside its socket (a started server has no
-        terminal), and stderr too in the foreground. Level from ``JITCTX_LOG`` (warning).
-        Opened as untrusted (no link followed); not kept when it cannot be."""
-        level = getattr(logging, os.environ.get("JITCTX_LOG", "WARNING").upper(), logging.WARNING)
-        root = logging.getLogger("jitctx")
-        root.setLevel(level if isinstance(level, int) else logging.WARNING)
-        fmt = logging.Formatter("%(asctime)s jitctx server %(process)d: %(levelname)s: %(message)s")
-        handler: logging.Handler
-        try:
-            fd = registry.private_file(path, create=True)
-            if os.fstat(fd).st_size > 1 << 20:
-                os.ftruncate(fd, 0)  # bounded: a new server starts a new log past 1 MiB
-            os.lseek(fd, 0, os.SEEK_END)
-            handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115 - the server's life
-        except (OSError, registry.Unusable) as exc:
-            handler = logging.NullHandler()
-            if foreground and sys.__stderr__ is not None:
-                sys.__stderr__.write(f"jitctx: warning: no log file: {exc}\n")
-        handler.setFormatter(fmt)
-        root.addHandler(handler)
-        if foreground and sys.__stderr__ is not None:
-            tty = logging.StreamHandler(sys.__stderr__)
-            tty.setFormatter(fmt)
-            root.addHandler(tty)
-        log.info("serving %s on %s", self.root, self.path)
-
-    def _keep_listing(self) -> None:
-        """Start the listing kept in memory (a git work tree on Linux; else calls list afresh)."""
-        from ..repo.universe import Repo
-        from .kept_listing import LiveListing
-
-        repo = Repo(Path(self.root))
-        if repo.git is None or not sys.platform.startswith("linux") or os.environ.get("JITCTX_SERVER_LISTING") == "0":
-            return
-        assert self.folder is not None
-        self.live = LiveListing(repo.root, repo.git.git_dir, repo.git.common_dir, self.folder, repo.configured_excludes())
-        self.live.start()
 
     def _listen(self) -> socket.socket:
         """Bind under a temporary name, then rename over the socket's: a client never
@@ -482,43 +412,18 @@ class Server:
             "idle_exit": self._idle_limit(),
             "calls": self.calls,
             "refused": self.refused,
-            "sessions": len(self._sessions),
+            "sessions": len(self.sessions),
             "rss_mib": _rss_mib(),
             "listing": self.live.state if self.live is not None else "not kept (not a git work tree, or not Linux)",
             "environment": [f"{k}={os.environ[k]}" for k in protocol.answer_keys(os.environ)],
         }
 
     def _warm(self) -> None:
-        """Before the first call, on the worker thread: what calls import and load, then the
-        listing. One thread imports at a time (imports racing on two threads can meet a
-        module half made), and no call waits for the tokenizer (~150 ms) or tree-sitter."""
-        from ..adapters import cliview  # noqa: F401
-        from ..code import parse
-        from ..tokens.tokenizer import get_tokenizer
-
-        parse.warm()
-        get_tokenizer().count("warm")
-        if sys.platform.startswith("linux"):
-            from ..session import watcher  # noqa: F401
-
-            watcher.warm()
-        self._keep_listing()
-
-    def _warm_quietly(self) -> None:
-        """``_warm`` at the lowest priority (this thread, its listing thread and their git
-        processes): the call that started the server is being answered in its own process
-        meanwhile, and must not wait for the CPU this takes (~2 s on a 100k-file tree)."""
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except (AttributeError, OSError):
-            pass
-        try:
-            self._warm()
-        except Exception as exc:  # noqa: BLE001 - calls load what they need themselves
-            log.warning("warming up failed: %s: %s", type(exc).__name__, exc)
+        assert self.folder is not None
+        self.live = warm.quietly(self.root, self.folder)
 
     def _work(self) -> None:
-        warm = threading.Thread(target=self._warm_quietly, name="jitctx-warm", daemon=True)
+        warm = threading.Thread(target=self._warm, name="jitctx-warm", daemon=True)
         warm.start()
         warm.join()  # one thread imports at a time: calls wait for it
         if self.slot is not None:
@@ -547,39 +452,11 @@ class Server:
                 self._last = time.monotonic()
 
     def _answer(self, call: Call) -> None:
-        from .. import cancel
-
-        if call.token.is_set():
-            return
-        if not call.send("go") or not call.got_fds.wait(request.FRAME_SECONDS) or call.token.is_set():
-            return  # the client went away, or its descriptors did not come: it answers itself
-        fds, call.fds = call.fds, []
-        if len(fds) != 2 or any(request.unusable_fd(fd) for fd in fds):
-            request.close_fds(fds)
-            call.send("protocol")
-            return
-        out = request.stream(fds[0], call.out, call)
-        err = request.stream(fds[1], call.err, call)
         session = call.session
-        caller = Caller(out, err, cwd=call.cwd, columns=call.columns, serves=self.root, workspace=lambda record: self.workspace(session, record))
-        code: int | str
-        try:
-            with cancel.running(call.token):
-                code = cli.call(call.argv, caller)
-            if caller.elsewhere is not None:  # nothing was written: the caller asks that root's server
-                code = f"elsewhere {caller.elsewhere}"
-        except BaseException as exc:  # noqa: BLE001 - the server outlives any one call
-            log.exception("call %s failed", call.argv[:1])
-            code = 2
-            try:
-                err.write(f"jitctx: error: internal error: {type(exc).__name__}: {exc}\n  hint: set JITCTX_DEBUG=1 for a traceback and report it\n")
-            except (OSError, ValueError):
-                pass
-        finally:
-            request.close_stream(out)
-            request.close_stream(err)
-        self.calls += 1
-        call.send(f"ok {code}" if isinstance(code, int) else code)
+        reply = answer(call, self.root, lambda record: self.sessions.workspace(session, record, self.live))
+        if reply is not None:
+            self.calls += 1
+            call.send(reply)
 
 
 def _source_signature() -> tuple:
@@ -635,7 +512,7 @@ def main(argv: list[str]) -> int:
         if args.all:
             return registry.stop_all(args.root, as_json=args.json) if args.stop else registry.status_all(args.root, as_json=args.json)
         if args.status or args.stop:
-            return control(args.root, "stop" if args.stop else "status", as_json=args.json)
+            return registry.control(args.root, "stop" if args.stop else "status", as_json=args.json)
         return serve(args.root, idle=args.idle, spawned=args.spawned, slot=args.slot)
     except JitctxError as exc:
         if args.spawned is None:
@@ -653,32 +530,3 @@ def serve(root: str | None, *, idle: float | None = None, spawned: str | None = 
     server = Server(str(find_root(root)), idle=idle)
     server.slot = slot
     return server.run(spawned=spawned)
-
-
-def control(root: str | None, what: str, *, as_json: bool = False) -> int:
-    """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
-    from ..repo.universe import find_root
-
-    real = str(find_root(root))
-    folder = protocol.run_dir(os.environ, make=False)
-    fp = protocol.fingerprint(os.environ, protocol.PACKAGE, __version__)
-    path = protocol.socket_name(folder, real, fp) if folder else None
-    answer = registry.ask(path, what) if path is not None else None
-    if not answer:
-        sys.stdout.write(json.dumps({"root": real, "running": False}) + "\n" if as_json else f"no server runs for {real}\n")
-        return 1
-    if what == "stop":
-        sys.stdout.write(json.dumps({"root": real, "running": True, "stopping": True}) + "\n" if as_json else f"stopped the server for {real}\n")
-        return 0
-    try:
-        status = json.loads(answer)
-    except ValueError:
-        status = None
-    if not isinstance(status, dict):
-        sys.stdout.write(f"the server for {real} gave no status\n")
-        return 1
-    if as_json:
-        sys.stdout.write(json.dumps({"running": True, **status}, indent=2) + "\n")
-    else:
-        sys.stdout.write(registry.status_text(status) + "\n")
-    return 0
