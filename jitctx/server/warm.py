@@ -53,9 +53,9 @@ def warm(root: str, folder: str) -> LiveListing | None:
     parse.warm()
     get_tokenizer().count("warm")
     if sys.platform.startswith("linux"):
-        from ..session import watcher  # noqa: F401
+        from ..session import tree_watch
 
-        watcher.warm()
+        tree_watch.warm()
     return keep_listing(root, folder)
 
 
