@@ -76,11 +76,7 @@ def classify(task: dict, files: list[str], hub: collections.Counter, root: Path)
             if path in gold or R.file_role(path) not in ("source", "other"):
                 continue
             body = text(path)
-            if w.lower() in body.lower() and any(
-                h.path in gold
-                for ident in M.bound(body, w)
-                for h in E.definitions(idx, ident, exact_name=True)
-            ):
+            if w.lower() in body.lower() and any(h.path in gold for ident in M.bound(body, w) for h in E.definitions(idx, ident, exact_name=True)):
                 return 4
     if any(terms.lists and M.lists(text(g), E._last(n)) for g in gold for n in names):  # noqa: SLF001
         return 5

@@ -667,11 +667,15 @@ def test_cli_watch_preloads_from_the_working_directory(repo, fake_preload, monke
 
 
 def _close_once_subscribed(ws: Workspace) -> threading.Thread:
+    """Close ``ws`` once its watch stream waits for an event (blocked in its queue's get)."""
+
+    def waiting() -> bool:
+        return any(q.not_empty._waiters for q in ws._subscribers)  # CPython's Condition: the threads waiting on it
+
     def run():
         deadline = time.monotonic() + WAIT
-        while not ws._subscribers and time.monotonic() < deadline:
+        while not waiting() and time.monotonic() < deadline:
             time.sleep(0.02)
-        time.sleep(0.1)
         ws.close()
 
     t = threading.Thread(target=run)
