@@ -338,7 +338,6 @@ def test_issue_12_a_cancelled_grep_stops_promptly(repo, backend, monkeypatch, tm
     import threading
 
     from jitctx import cancel
-
     from jitctx.primitives.engines import py as py_mod
 
     repo.write("slow.txt", "x" * 20000 + "\n")
