@@ -224,3 +224,105 @@ def test_issue_29_a_planted_secret_is_never_shown_through_the_cli_and_mcp(plante
 
     for text in anyio.run(run):
         _clean(text, "mcp")
+
+
+# -- a count never confirms a secret's bytes ----------------------------------------------
+
+# each pair: a pattern that matches only inside a planted secret, and one that matches nothing
+ORACLE_PAIRS = (
+    (f"AKIA{AWS_BODY[:6]}", f"AKIA{AWS_BODY[:5]}#"),
+    (AWS_BODY[3:12], AWS_BODY[3:11] + "#"),  # no needle in the pattern itself
+    (f"ghp_{GH_BODY[:9]}", f"ghp_{GH_BODY[:8]}#"),
+    (KEY_LINES[2][:20], KEY_LINES[2][:19] + "#"),  # a private key's body line
+    (f'KEY = "AKIA{AWS_BODY[:2]}', f'KEY = "AKIA{AWS_BODY[:1]}#'),  # a match that only overlaps the secret
+    (f"zzznomatch|AKIA{AWS_BODY[:4]}", f"zzznomatch|AKIA{AWS_BODY[:3]}#"),  # an alternation
+)
+
+
+def _oracle_variants():
+    for backend in ("rg", "python"):
+        for mode in ("content", "files", "count"):
+            for path in (".", "creds.py"):
+                yield {"backend": backend, "mode": mode, "path": path}
+    yield {"backend": "rg", "mode": "count", "path": ".", "multiline": True}
+    yield {"backend": "python", "mode": "count", "path": ".", "multiline": True}
+    yield {"backend": "rg", "mode": "content", "path": ".", "context": 2}
+
+
+def _answer(res) -> str:
+    data = {k: v for k, v in res.to_dict().items() if k != "query"}
+    return render_text(res) + "\n" + json.dumps(data, sort_keys=True)
+
+
+def test_issue_29_a_pattern_inside_a_secret_is_not_counted_in_any_mode(planted):
+    with Workspace(planted.root, record=False) as w:
+        for args in _oracle_variants():
+            for hit, miss in ORACLE_PAIRS:
+                a = _answer(w.grep(hit, **args)).replace(json.dumps(hit)[1:-1], "PROBE").replace(hit, "PROBE")
+                b = _answer(w.grep(miss, **args)).replace(json.dumps(miss)[1:-1], "PROBE").replace(miss, "PROBE")
+                assert a == b, (args, hit)
+        # a match outside the secret, on the same line, still counts
+        for backend in ("rg", "python"):
+            res = w.grep("AWS_KEY", backend=backend, mode="count")
+            assert res.total == 1 and res.extra["matching_lines"] == 1
+            res = w.grep(f"AWS_KEY|AKIA{AWS_BODY[:4]}", backend=backend, mode="content")
+            assert [r.line for r in res.results] == [2] and AWS_BODY not in _answer(res)
+
+
+def test_issue_29_many_files_with_secrets_are_judged_by_the_engine_and_remembered(make_repo, monkeypatch):
+    from jitctx.primitives import secrets
+
+    repo = make_repo("basic")
+    for k in range(secrets.FEW + 10):
+        repo.write(f"keys/k{k:03}.py", f'NAME = "n{k}"\nKEY = "AKIA{k:03}{AWS_BODY[3:]}"\n')
+    asked: list[int] = []
+    real = secrets._holding
+
+    def counting(scope, paths):
+        asked.append(len(paths))
+        return real(scope, paths)
+
+    monkeypatch.setattr(secrets, "_holding", counting)
+    monkeypatch.setattr(secrets, "RACY_NS", 0)  # the files were just written
+    with Workspace(repo.root, record=False) as w:
+        for backend in ("rg", "python"):
+            assert w.grep(AWS_BODY[3:12], backend=backend, mode="count").total == 0
+            assert w.grep("NAME", backend=backend, mode="count").total == secrets.FEW + 10
+        assert asked == []  # rg judged them on the first grep (more than FEW); every later grep remembered
+        # an edit that keeps the size and puts the mtime back is seen (the ctime moved)
+        path = repo.root / "keys" / "k000.py"
+        st = path.stat()
+        path.write_text(path.read_text().replace('"n0"', '"m0"'))
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        assert w.grep("NAME", backend="python", mode="count").total == secrets.FEW + 10
+        assert asked == [1]
+
+
+def test_issue_29_a_secret_written_into_a_file_already_judged_is_seen(make_repo, monkeypatch):
+    from jitctx.primitives import secrets
+
+    monkeypatch.setattr(secrets, "RACY_NS", 0)
+    repo = make_repo("basic")
+    path = repo.root / "cfg.py"
+    plain = f'KEY = "{"x" * 20}"\n'
+    repo.write("cfg.py", plain)
+    with Workspace(repo.root, record=False) as w:
+        assert w.grep("KEY", mode="count").total == 1  # judged: no needle
+        st = path.stat()
+        secret = f'KEY = "AKIA{AWS_BODY}"\n'
+        assert len(secret) == len(plain)
+        path.write_text(secret)
+        os.utime(path, ns=(st.st_atime_ns, st.st_mtime_ns))
+        for backend in ("rg", "python"):
+            assert w.grep(AWS_BODY[2:10], backend=backend, mode="count").total == 0
+            assert w.grep(AWS_BODY[2:9] + "#", backend=backend, mode="count").total == 0
+
+
+def test_issue_29_a_binary_file_with_a_secret_does_not_confirm_it(make_repo):
+    repo = make_repo("basic")
+    (repo.root / "blob.bin").write_bytes(b"\x00\x01head " + f"AKIA{AWS_BODY}".encode() + b" tail\x00")
+    with Workspace(repo.root, record=False) as w:
+        for backend in ("rg", "python"):
+            hit, miss = (w.grep(p, path="blob.bin", backend=backend) for p in (AWS_BODY[2:11], AWS_BODY[2:10] + "#"))
+            assert hit.notice.replace(AWS_BODY[2:11], "P") == miss.notice.replace(AWS_BODY[2:10] + "#", "P")
+            assert "contains the pattern" in w.grep("head", path="blob.bin", backend=backend).notice

@@ -29,6 +29,7 @@ from ..text.lines import clean_line, decode, split_lines
 from ..text.redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
 from .engines import Spec
 from .engines.scope import Scope, SearchBackend
+from .secrets import binary_match_shown, page_without, without_secret_matches
 
 __all__ = ["LONG_LINE", "around_match", "search"]
 
@@ -149,21 +150,23 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery, *, beside: Callable[[
     # rg reads the ignore files itself: one git would block on (a FIFO) would block it too
     backend = pick_backend("python" if q.backend == "auto" and repo.blocking_rules() else q.backend)
     outcome = backend.count(scope)
-    counts = outcome.counts
-    if backend.name == "rg":  # the python backend reads through the opener, which refuses them
-        counts = _without_denied_links(policy, counts)
+    stats = _lstats(policy, outcome.counts)
+    counts = _without_denied_links(policy, outcome.counts, stats)
+    counts, hidden, cut = without_secret_matches(scope, backend, counts, stats)
+    if single is not None and outcome.binary:
+        outcome.binary = int(binary_match_shown(scope, single))
     # the page's files in order (every file has a match, so a page of lines needs no more than
     # offset + limit files): by path, stable pages for offset/limit; count mode most matches first, ties by path
     order = _first(counts, q.offset + q.limit, key=(lambda p: (-counts[p], p)) if q.mode == "count" else None)
     lines_total = sum(counts.values())
     skipped = list(outcome.skipped)
-    timed_out = outcome.timed_out
+    timed_out = outcome.timed_out or cut
     replaced: list[str] = []
     ignored_flag = single is not None and bool(counts) and repo.is_ignored(single)
 
     notes: list[str] = []  # redactions the page made
     if q.mode == "content":
-        results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts, notes)
+        results, cut, more_skipped, replaced = _content_page(scope, backend, q, order, counts, hidden, notes)
         if ignored_flag:  # named explicitly: served, and flagged as head and tail flag it
             results = [replace(r, ignored=True) for r in results]
         timed_out |= cut
@@ -228,22 +231,27 @@ def search(repo: Repo, policy: PathPolicy, q: SearchQuery, *, beside: Callable[[
     return res, shown
 
 
-def _without_denied_links(policy: PathPolicy, counts: dict[str, int]) -> dict[str, int]:
-    """``counts`` without the files that are a hard link to a denied file (DESIGN 2). rg
-    searches any file its walk names, so a second name of ``.env`` would be counted: in
-    every mode the totals would confirm or deny a pattern, byte by byte, on a file never
-    shown. One ``lstat`` per matching file; the walk for denied files' inodes runs only
-    when one of them has several names."""
+def _lstats(policy: PathPolicy, counts: dict[str, int]) -> dict[str, os.stat_result]:
+    """Each matching file's own ``lstat`` (gone since: left out; the page says so when it reaches it)."""
     root = str(policy.root)
-    linked = []
+    stats = {}
     for path in counts:
         try:
             st = os.lstat(f"{root}/{path}")
         except OSError:
-            continue  # gone since: the page says so when it reaches it
-        if st.st_nlink > 1:
-            linked.append((path, st))
-    drop = {path for path, st in linked if policy.is_denied_inode(st)}
+            continue
+        if _stat.S_ISREG(st.st_mode):
+            stats[path] = st
+    return stats
+
+
+def _without_denied_links(policy: PathPolicy, counts: dict[str, int], stats: dict[str, os.stat_result]) -> dict[str, int]:
+    """``counts`` without the files that are a hard link to a denied file (DESIGN 2). rg
+    searches any file its walk names, so a second name of ``.env`` would be counted: in
+    every mode the totals would confirm or deny a pattern, byte by byte, on a file never
+    shown (the python backend reads through the opener, which refuses them). The walk
+    for denied files' inodes runs only when a matching file has several names."""
+    drop = {path for path, st in stats.items() if st.st_nlink > 1 and policy.is_denied_inode(st)}
     return {p: n for p, n in counts.items() if p not in drop} if drop else counts
 
 
@@ -307,8 +315,9 @@ def _explain_empty(scope: Scope, backend, q: SearchQuery, outcome, res: Result, 
     return {"binary": binary, "denied": outcome.denied, "ignored": None}
 
 
-def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int], notes: list[str]):
-    """The matching lines offset .. offset+limit, with merged context."""
+def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], counts: dict[str, int], hidden: dict[str, frozenset[int]], notes: list[str]):
+    """The matching lines offset .. offset+limit, with merged context; ``hidden``: the
+    matching lines that are no match (``secrets``)."""
     lo, hi = q.offset, q.offset + q.limit
     wanted: list[tuple[str, int, int]] = []  # path, first index in file, end index (exclusive)
     seen = 0
@@ -323,7 +332,9 @@ def _content_page(scope: Scope, backend, q: SearchQuery, order: list[str], count
         return [], False, [], []
     upto = max(end for _, _, end in wanted)
     # one match past the page: a context line after its last match must not be the next match
+    upto += max((len(h) for h in hidden.values()), default=0)
     found, skipped, cut = backend.lines(scope, [p for p, _, _ in wanted], upto + 1 if q.after else upto)
+    found = page_without(found, hidden)
     with scope.policy.opener() as opener:
         results, replaced = _page_lines(opener, q, wanted, found, skipped, notes)
     return results, cut, skipped, replaced

@@ -28,7 +28,7 @@ from ...text.lines import BINARY_PROBE, decode, is_binary, strip_bom
 from . import Match, Outcome, Spec, unclosed_group
 from .scope import Scope, SearchBackend
 
-__all__ = ["BLOCK", "MULTILINE_LIMIT", "PythonBackend", "compile_pattern"]
+__all__ = ["BLOCK", "MULTILINE_LIMIT", "PythonBackend", "compile_pattern", "covered_lines"]
 
 BLOCK = 8 << 20  # bytes read at a time (whole lines; a longer line is read on to its end)
 MULTILINE_LIMIT = 256 << 20  # a multiline search needs the whole file: larger ones are skipped
@@ -188,6 +188,15 @@ def _multiline_lines(text: str, s: _Searcher) -> list[int]:
             continue
         covered.update(range(line, end_line + 1))
     return sorted(covered)
+
+
+def covered_lines(text: str, rx, spec: Spec) -> set[int] | None:
+    """0-based indexes of the lines of ``text`` that a multiline match of ``rx`` covers
+    (the count pass's rule); ``None`` when the time cap cut the search."""
+    try:
+        return set(_multiline_lines(text, _Searcher(rx, spec)))
+    except _TimeUp:
+        return None
 
 
 def _shown(raw: str) -> tuple[str, bool]:

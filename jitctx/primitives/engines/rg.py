@@ -443,6 +443,30 @@ class RgBackend(SearchBackend):
         self._check(scope.spec, err, code, out)
         return code == 0
 
+    def holding(self, scope: Scope, paths: list[str], literals: tuple[str, ...]) -> tuple[set[str], bool]:
+        """Which of ``paths`` (regular files when the count pass saw them) hold any of
+        ``literals``; and whether the time cap cut the check. rg is named the files
+        here, a batch of arguments at a time: what it reads is never shown, only
+        whether a literal is in it, and a file swapped for a link since counts as
+        holding one (the caller then judges its lines, read through the opener)."""
+        args = [self.exe, "--no-config", "--files-with-matches", "--null", "--fixed-strings", "--text", "--no-messages"]
+        for lit in literals:
+            args += ["-e", lit]
+        args.append("--")
+        found: set[str] = set()
+        batch: list[str] = []
+        size = 0
+        for i, path in enumerate(paths):
+            batch.append(path)
+            size += len(path) + 1
+            if size >= _ARGS_BATCH or i == len(paths) - 1:
+                out, _, _, cut = self._run(args + batch, scope.spec, scope.root)
+                found.update(os.fsdecode(p) for p in out.split(b"\0") if p)
+                if cut:
+                    return found, True
+                batch, size = [], 0
+        return found, False
+
     # -- the page -----------------------------------------------------------------
 
     def lines(self, scope: Scope, paths: list[str], upto: int) -> tuple[dict[str, list[Match]], list[Skipped], bool]:
@@ -527,6 +551,7 @@ class _Beside(threading.Thread):
 
 _WATCH_STEP = 0.1  # seconds between the watcher's looks at a cancel token
 PAGE_BATCH = 16 << 20  # bytes handed to one rg process in the content pass
+_ARGS_BATCH = 512 << 10  # bytes of paths named to one rg process (Linux takes 2 MiB of arguments and environment)
 _BLOCK = 1 << 20
 
 
