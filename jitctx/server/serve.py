@@ -11,8 +11,8 @@ own source unchanged since it started, else it is replaced), and the queue:
 one call runs at a time, on the worker thread; a call without a session that
 arrives meanwhile is sent back ("busy") and its client runs it itself, one
 of a session waits its turn. ``main`` is ``jitctx serve``. Does not own
-answering a call (``answer``: the CLI on the caller's streams), the
-Workspaces (``sessions``), warming up (``warm``), the log (``logfile``), the
+answering a call (``answer``: the CLI on the caller's streams), its
+socket file and room in the run folder (``place``), the Workspaces (``sessions``), warming up (``warm``), the log (``logfile``), the
 wire (``request``, ``protocol``), what an answer is (the CLI and the
 library), the client's choices (``client``) or asking servers from outside
 (``registry``: ``--status``, ``--stop``, ``--all``).
@@ -26,16 +26,13 @@ import logging
 import os
 import select
 import socket
-import stat
 import sys
 import threading
 import time
-from pathlib import Path
 
 from .. import __version__, procs
 from ..adapters import cli
-from ..cache.folders import what_is_at
-from . import protocol, registry, request, warm
+from . import place, protocol, registry, request, warm
 from .answer import answer
 from .logfile import log_to
 from .request import Call
@@ -45,23 +42,14 @@ TYPE_CHECKING = False
 if TYPE_CHECKING:
     from .kept_listing import LiveListing
 
-__all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "Server", "main", "serve"]
+__all__ = ["IDLE", "IDLE_FIRST", "Server", "main", "serve"]
 
 log = logging.getLogger("jitctx.server.serve")
 
 IDLE = 600.0  # seconds without a call before the server exits
 IDLE_FIRST = 60.0  # ... while it has answered fewer than 2 calls (a root used once leaves early)
-MAX_SERVERS = 8  # servers of one run folder; a new one asks the least recently used to leave
 HEARTBEAT = 0.5  # seconds between the lines that tell a waiting client this server is alive
 READERS = 32  # requests read at once; more are closed unread (their clients answer themselves)
-
-
-def _max_servers() -> int:
-    try:
-        value = int(os.environ.get("JITCTX_SERVER_MAX", ""))
-    except ValueError:
-        return MAX_SERVERS
-    return value if value > 0 else MAX_SERVERS
 
 
 def _idle_default() -> float | None:
@@ -125,7 +113,7 @@ class Server:
         import fcntl
 
         try:
-            self._check_socket_path()
+            place.check_socket_path(self.path)
             lock = registry.private_file(self.lock_path, create=True)
         except registry.Unusable as exc:
             return _say(spawned, str(exc), 2)
@@ -151,11 +139,11 @@ class Server:
         log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
         log.info("serving %s on %s", self.root, self.path)
         try:
-            listener = self._listen()
+            listener, self._socket_ino = place.listen(self.path)
         except (OSError, registry.Unusable) as exc:
             os.close(lock)
             return _say(spawned, str(exc), 2)
-        self._make_room()
+        place.make_room(self.folder)
         worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
@@ -213,69 +201,9 @@ class Server:
         if pid is not None:
             log.info("stopped the index builder %d of %s", pid, self.root)
 
-    def _check_socket_path(self) -> None:
-        assert self.path is not None
-        try:
-            st = os.lstat(self.path)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise registry.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
-        if not stat.S_ISSOCK(st.st_mode):
-            raise registry.Unusable(what_is_at(self.path, "not a socket"))
-
-    def _listen(self) -> socket.socket:
-        """Bind under a temporary name, then rename over the socket's: a client never
-        meets a socket that is not yet listening, and a stale one (a killed server's) is
-        replaced, never in the way."""
-        assert self.path is not None
-        self._check_socket_path()
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            listener.bind(tmp)
-        finally:
-            os.umask(old)
-        listener.listen(64)
-        try:
-            os.rename(tmp, self.path)
-        except OSError:
-            listener.close()
-            os.unlink(tmp)
-            raise
-        self._socket_ino = os.stat(self.path).st_ino
-        return listener
-
-    def _make_room(self) -> None:
-        """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
-        ones to leave (each touches its lock file at every call); drop the marks of roots
-        called without a server (``client._calls_before``) older than ``protocol.SEEN_WINDOW``."""
-        assert self.folder is not None
-        now = time.time()
-        for mark in Path(self.folder).glob("*.seen"):  # roots called once or twice, long ago
-            try:
-                if now - mark.lstat().st_mtime > protocol.SEEN_WINDOW:
-                    mark.unlink()
-            except OSError:
-                pass
-        others = [(mtime, lock) for lock, pid, mtime in registry.held(self.folder) if pid != os.getpid()]
-        for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
-            registry.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
-
     def _still_ours(self) -> bool:
-        """Whether the socket and the lock file at their paths are still this server's
-        (a run folder removed or replaced leaves a server nobody can reach or see)."""
         assert self.path is not None and self.lock_path is not None
-        try:
-            sock, lock, held = os.lstat(self.path), os.lstat(self.lock_path), os.fstat(self._lock_fd)
-        except OSError:
-            return False
-        return sock.st_ino == self._socket_ino and (lock.st_ino, lock.st_dev) == (held.st_ino, held.st_dev)
+        return place.still_ours(self.path, self.lock_path, self._socket_ino, self._lock_fd)
 
     def _idle_limit(self) -> float:
         return self.idle if self._idle_given or self.calls >= 2 else min(self.idle, IDLE_FIRST)
@@ -382,7 +310,7 @@ class Server:
             self._cv.notify()
         self._wake()  # the accept loop watches this call's socket from now on (its descriptors come there)
         try:
-            os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (_make_room)
+            os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (place.make_room)
         except OSError:
             pass
 
@@ -393,7 +321,7 @@ class Server:
             self.stop(builder=True, why="asked to stop")
         elif what == "leave":
             request.send(conn, b"leaving\n", 1.0)
-            self.stop(builder=False, why=f"the least recently used of more than {_max_servers()} servers")
+            self.stop(builder=False, why=f"the least recently used of more than {place.max_servers()} servers")
         elif what == "status":
             request.send(conn, json.dumps(self.status()).encode() + b"\n", 1.0)
         conn.close()
