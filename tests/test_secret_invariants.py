@@ -326,3 +326,13 @@ def test_issue_29_a_binary_file_with_a_secret_does_not_confirm_it(make_repo):
             hit, miss = (w.grep(p, path="blob.bin", backend=backend) for p in (AWS_BODY[2:11], AWS_BODY[2:10] + "#"))
             assert hit.notice.replace(AWS_BODY[2:11], "P") == miss.notice.replace(AWS_BODY[2:10] + "#", "P")
             assert "contains the pattern" in w.grep("head", path="blob.bin", backend=backend).notice
+
+
+def test_issue_29_locate_does_not_confirm_a_secret(planted):
+    from jitctx.code.words import content_terms
+
+    assert "qwertyuiopasdfgh" not in content_terms(CREDS).lower() and "awskey" in content_terms(CREDS)
+    with Workspace(planted.root, record=False) as w:
+        hit, miss = f"AKIA{AWS_BODY}", f"AKIA{AWS_BODY[:-1]}X"
+        a, b = (_answer(w.locate(f"the key {t} is refused")).replace(t, "PROBE").replace(t.lower(), "probe") for t in (hit, miss))
+        assert a == b

@@ -27,8 +27,9 @@ __all__ = ["ANALYZER", "analyze"]
 
 # Bump when what analyze() returns changes: stores made by another identity are rebuilt.
 # 2: plural acronyms (URLs) are one word; 3: definitions unpriced (counted when shown); 4: words
-# capped, grouped; 5: a .h is C++ by its whole text; 6: stubs marked, C++ names with one separator; 7: parts
-ANALYZER = "jitctx.code.analyze/7"
+# capped, grouped; 5: a .h is C++ by its whole text; 6: stubs marked, C++ names with one separator; 7: parts;
+# 8: no word from a secret (text.redact)
+ANALYZER = "jitctx.code.analyze/8"
 
 
 def analyze(path: str, data: bytes, parts: str = "all") -> tuple[list | None, str | None, str | None] | None:

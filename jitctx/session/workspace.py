@@ -405,7 +405,7 @@ class Workspace:
         from ..locate.rank import locate, to_result
         from ..query import LocateQuery
         from ..refs import mtime_of
-        from ..text.redact import redact_text
+        from ..text.redact import redact_bytes, redact_text
 
         started = time.monotonic()
         q = LocateQuery.make(task=task, limit=limit)
@@ -427,7 +427,7 @@ class Workspace:
                     data, st = opener.read(rel, 2 * 1024 * 1024)
                 except OSError:
                     return None
-                return data, mtime_of(st)
+                return redact_bytes(data), mtime_of(st)  # a secret is no term: its regions would confirm it
 
             if plan.mode == "quick":
                 from ..locate.quick import quick_locate

@@ -18,7 +18,19 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-__all__ = ["KEY_MARK", "NEEDLES", "Finding", "key_block_lines", "key_state", "looks_like_key_body", "redact_lines", "redact_result", "redact_text", "redaction_note"]
+__all__ = [
+    "KEY_MARK",
+    "NEEDLES",
+    "Finding",
+    "key_block_lines",
+    "key_state",
+    "looks_like_key_body",
+    "redact_bytes",
+    "redact_lines",
+    "redact_result",
+    "redact_text",
+    "redaction_note",
+]
 
 KEY_MARK = "[redacted: private key]"
 
@@ -211,6 +223,17 @@ def redact_text(text: str) -> tuple[str, list[Finding]]:
     ends = text.endswith("\n")
     lines, findings, _ = redact_lines(text.split("\n")[:-1] if ends else text.split("\n"))
     return "\n".join(lines) + ("\n" if ends else ""), findings
+
+
+_NEEDLE_BYTES = tuple(n.encode() for n in NEEDLES)
+
+
+def redact_bytes(data: bytes) -> bytes:
+    """``data`` (a file's bytes) with secrets replaced, its other bytes as they were;
+    ``data`` itself when it holds no rule's needle."""
+    if not any(n in data for n in _NEEDLE_BYTES):
+        return data
+    return redact_text(data.decode("utf-8", "surrogateescape"))[0].encode("utf-8", "surrogateescape")
 
 
 def redaction_note(path: str, findings: Iterable[Finding], first_line: int = 1) -> str:
