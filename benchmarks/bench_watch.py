@@ -83,7 +83,7 @@ def latency(tries: int, poll: bool) -> dict:
 
         t = threading.Thread(target=drain, daemon=True)
         t.start()
-        kind = ws._watcher.observer_kind
+        kind = ws.events.watcher.observer_kind
         out = []
         rng = random.Random(5)
         branches = ["other", "main"]

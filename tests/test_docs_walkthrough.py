@@ -120,7 +120,7 @@ def test_issue_33_mcp_help_names_every_tool(capsys):
 
 def test_issue_33_every_help_example_parses():
     """Each subcommand's help examples use options it takes (no usage error)."""
-    from jitctx.adapters.cli import _HELP
+    from jitctx.adapters.cli.parser import HELP as _HELP
 
     checked = 0
     for name, (_, examples) in _HELP.items():

@@ -36,6 +36,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler, Res
 
 from .. import __version__, cancel
 from ..errors import JitctxError, RepoError
+from ..query import PRIMITIVES
 from ..session.workspace import Workspace
 from .tools import DEFAULT_MAX_TOKENS, TOOLS, ToolOutput, dispatch, tool_error
 
@@ -337,18 +338,15 @@ def _utf8(value):
     return value
 
 
-_WRITES = frozenset({"notes"})
-
-
 def tool_list() -> list[types.Tool]:
-    """The tools, read-only but for notes, with the schemas ``jitctx.tools`` exports."""
+    """The tools, read-only but for those whose definition ``writes`` (notes), with the schemas ``jitctx.tools`` exports."""
+    writes = {q.name for q in PRIMITIVES if q.writes}  # notes writes (outside the tree: the repository is never written)
     return [
         types.Tool(
             name=t.name,
             description=t.description,
             input_schema=t.schema(),
-            # notes writes (outside the tree: the repository is never written)
-            annotations=types.ToolAnnotations(read_only_hint=t.name not in _WRITES, open_world_hint=False),
+            annotations=types.ToolAnnotations(read_only_hint=t.name not in writes, open_world_hint=False),
             # destructiveHint and idempotentHint only mean something when readOnlyHint is false (MCP spec): left out, the list stays under 2,000 tokens
         )
         for t in TOOLS.values()

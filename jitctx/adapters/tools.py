@@ -1,8 +1,10 @@
 """Tool specs for agents: the tools (``TOOLS``: glob, grep, head, tail, outline, symbols, locate, notes) as schemas, and ``dispatch``.
 
-Owns the tools (each a name, a description and the Query whose fields
-are its arguments: the schema and the argument checks are derived from those
-fields, the same ones the Python API validates and the CLI offers), the
+Owns the tools, each derived from its primitive's one definition (the Query
+class in ``jitctx.query``: its name, description and fields): the schema from
+the fields, the argument checks through the same validator the Python API uses
+(``query.check``, worded for a JSON caller), as the CLI's options come from the
+same fields. Also the
 export for OpenAI chat completions, OpenAI responses (strict) and Anthropic
 messages, and ``dispatch``: validate a tool call's arguments, run it on a
 Workspace, render it, and turn every failure into a structured tool error
@@ -22,7 +24,7 @@ import threading
 from dataclasses import dataclass
 
 from ..errors import JitctxError, QueryError
-from ..query import MAX_TOKENS, FindQuery, HeadQuery, LocateQuery, NotesQuery, OutlineQuery, Param, SearchQuery, SymbolsQuery, TailQuery, params
+from ..query import MAX_TOKENS, PRIMITIVES, Param, Query, check, json_type, missing_argument, params, short_json, unknown_arguments
 from ..refs import Result
 from ..session.workspace import Workspace
 
@@ -40,8 +42,6 @@ __all__ = [
 DEFAULT_MAX_TOKENS = 4000  # the tool and MCP surfaces live long: cap every result
 FORMATS = ("openai", "openai-responses", "anthropic")
 MAX_ARGUMENT_BYTES = 64 * 1024  # a tool call's arguments, as JSON
-MAX_STRING = 4096  # any one string argument
-MAX_ITEMS = 64  # any one list argument
 
 _TYPES = {"str": "string", "int": "integer", "float": "number", "bool": "boolean", "strs": "array"}
 
@@ -55,12 +55,10 @@ def _schema(p: Param) -> dict:
     if p.kind == "strs":
         s["items"] = {"type": "string"}
     if p.kind == "int":
-        lo = a.schema_minimum if a.schema_minimum is not None else a.minimum
-        hi = a.schema_maximum if a.schema_maximum is not None else a.maximum
-        if lo is not None:
-            s["minimum"] = int(lo)
-        if hi is not None and not a.clamp:  # above a clamped maximum: the most allowed, with a notice (not an error)
-            s["maximum"] = int(hi)
+        if a.minimum is not None:
+            s["minimum"] = int(a.minimum)
+        if a.maximum is not None and not a.clamp:  # above a clamped maximum: the most allowed, with a notice (not an error)
+            s["maximum"] = int(a.maximum)
     s["description"] = a.doc
     return s
 
@@ -101,75 +99,19 @@ class ToolSpec:
         return {"type": "object", "properties": props, "required": required, "additionalProperties": False}
 
 
-# Each description shares a template: what it does; when to use it; what it
-# returns and its limits; one example.
-_TOOLS: tuple[tuple[str, type, str], ...] = (
-    (
-        "glob",
-        FindQuery,
-        "Find files by glob, newest first. Use before reading. "
-        "Returns references (path, size, age), no contents; git-ignored files skipped unless asked; cut at limit with a notice. "
-        'Example: {"pattern": "src/**/*.py"}',
-    ),
-    (
-        "grep",
-        SearchQuery,
-        "Search contents by regex (ripgrep syntax). Use to find text. "
-        "Returns files with match counts (mode=files), numbered lines (content) or counts; binary and git-ignored files skipped; paged by limit/offset. "
-        'Example: {"pattern": "def main", "mode": "content"}',
-    ),
-    (
-        "head",
-        HeadQuery,
-        "Read a text file's lines from start. Use after glob or grep. "
-        "Returns numbered lines; a notice gives the call that reads on; secret and binary files refused. "
-        "In a session, unchanged lines shown before are a short note, a changed file may be a diff. "
-        'Example: {"path": "src/app.py", "start": 120, "n": 40}',
-    ),
-    (
-        "tail",
-        TailQuery,
-        'Read the last lines of a text file, cheap on huge files. Use for logs. Returns numbered lines, as head. Example: {"path": "CHANGELOG.md", "n": 30}',
-    ),
-    (
-        "outline",
-        OutlineQuery,
-        "List a source file's definitions. Use before reading a long file, then head with symbol. "
-        'Returns nested references with line ranges and token costs. Example: {"path": "src/app.py"}',
-    ),
-    (
-        "symbols",
-        SymbolsQuery,
-        "Find where a name is defined. Use instead of grep for definitions. Returns references with lines and tokens: exact, Class.method, prefix. "
-        'Example: {"query": "Parser.parse"}',
-    ),
-)
-_TOOLS += (
-    (
-        "locate",
-        LocateQuery,
-        'Rank the files a task is about. Use first. Returns files, why, regions (lines, symbol, tokens). Example: {"task": "fix the retry timeout"}',
-    ),
-    (
-        "notes",
-        NotesQuery,
-        "Keep notes outside the context. Use for findings and decisions. Returns notes, stale once their paths or symbols change. "
-        'Example: {"action": "add", "text": "retry is in client.py", "paths": ["src/client.py"]}',
-    ),
-)
 _TOOL_MAX_TOKENS = MAX_TOKENS.with_default(DEFAULT_MAX_TOKENS)
 
-# these answer with references bounded by their limits: the default cap applies without an argument for it, and the tool list stays under 2,000 tokens
-_UNCAPPED = {"locate", "notes", "outline", "symbols"}
-TOOLS: dict[str, ToolSpec] = {
-    name: ToolSpec(
-        name,
-        description,
-        (*(p for p in params(query) if p.arg.tool), *(() if name in _UNCAPPED else (_TOOL_MAX_TOKENS,))),
-        (*(p for p in params(query) if not p.arg.tool), *((_TOOL_MAX_TOKENS,) if name in _UNCAPPED else ())),
-    )
-    for name, query, description in _TOOLS
-}
+
+def _spec(query: type[Query]) -> ToolSpec:
+    """A primitive's tool: its name and description, its fields as the schema lists them
+    (``max_tokens`` too where it is ``capped``), the rest accepted but unlisted."""
+    cap = (_TOOL_MAX_TOKENS,)
+    listed = tuple(p for p in params(query) if p.arg.tool)
+    unlisted = tuple(p for p in params(query) if not p.arg.tool)
+    return ToolSpec(query.name, query.description, (*listed, *cap) if query.capped else listed, unlisted if query.capped else (*unlisted, *cap))
+
+
+TOOLS: dict[str, ToolSpec] = {q.name: _spec(q) for q in PRIMITIVES}
 
 
 def export_schemas(format: str = "openai") -> list[dict]:
@@ -210,80 +152,6 @@ class ToolOutput:
         return self.text
 
 
-def _type_name(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, str):
-        return "a string"
-    if isinstance(value, list):
-        return "an array"
-    if isinstance(value, dict):
-        return "an object"
-    return type(value).__name__  # pragma: no cover
-
-
-def _short(value: object) -> str:
-    text = json.dumps(value, ensure_ascii=False, default=repr)
-    return text if len(text) <= 80 else text[:77] + "..."
-
-
-def _bad(tool: str, name: str, message: str, hint: str) -> QueryError:
-    return QueryError(f"{tool}: {message}", hint=hint, field=name, tool=tool)
-
-
-def _check(tool: str, p: Param, value: object) -> object:
-    """One argument against its schema; returns the value to pass on."""
-    s = _schema(p)
-    kind = s["type"]
-    if kind == "integer":
-        if isinstance(value, float) and value.is_integer():
-            value = int(value)
-        if isinstance(value, bool) or not isinstance(value, int):
-            example = p.default if isinstance(p.default, int) else s.get("minimum", 1)
-            raise _bad(tool, p.name, f"{p.name} must be an integer, got {_type_name(value)} {_short(value)}", f"pass a JSON number without quotes, e.g. {p.name}: {example}")
-        lo, hi = s.get("minimum"), s.get("maximum")
-        if lo is not None and value < lo:
-            raise _bad(tool, p.name, f"{p.name} must be at least {lo:,}, got {value:,}", f"pass {p.name} >= {lo}")
-        if hi is not None and value > hi:
-            more = " and page with start" if tool == "head" and p.name == "n" else ""
-            raise _bad(tool, p.name, f"{p.name} must be at most {hi:,}, got {value:,}", f"pass {p.name} <= {hi}{more}")
-        return value
-    if kind == "number":  # an unlisted float (grep's timeout): the Query checks its range
-        if isinstance(value, bool) or not isinstance(value, (int, float)):
-            raise _bad(tool, p.name, f"{p.name} must be a number, got {_type_name(value)} {_short(value)}", f"pass a JSON number without quotes, e.g. {p.name}: {p.default}")
-        return value
-    if kind == "boolean":
-        if not isinstance(value, bool):
-            raise _bad(
-                tool, p.name, f"{p.name} must be true or false, got {_type_name(value)} {_short(value)}", f"pass {p.name}: true or {p.name}: false (JSON booleans, no quotes)"
-            )
-        return value
-    if kind == "string":
-        if not isinstance(value, str):
-            raise _bad(tool, p.name, f"{p.name} must be a string, got {_type_name(value)} {_short(value)}", f"pass {p.name} as a JSON string")
-        if "enum" in s and value not in s["enum"]:
-            raise _bad(tool, p.name, f"{p.name} must be one of {', '.join(s['enum'])}; got {_short(value)}", f"pass {p.name}: {s['enum'][0]!r} or leave it out")
-        if len(value) > MAX_STRING:
-            raise _bad(tool, p.name, f"{p.name} is {len(value):,} characters; the limit is {MAX_STRING:,}", f"pass a shorter {p.name}")
-        return value
-    if kind == "array":
-        if isinstance(value, str):
-            value = [value]  # a lone glob is a common, unambiguous slip
-        if not isinstance(value, list):
-            raise _bad(tool, p.name, f"{p.name} must be an array of strings, got {_type_name(value)} {_short(value)}", f'pass {p.name}: ["*.py"]')
-        if len(value) > MAX_ITEMS:
-            raise _bad(tool, p.name, f"{p.name} has {len(value):,} items; the limit is {MAX_ITEMS}", f"pass at most {MAX_ITEMS} {p.name} entries")
-        for item in value:
-            if not isinstance(item, str) or len(item) > MAX_STRING:
-                raise _bad(tool, p.name, f"{p.name} entries must be strings, got {_type_name(item)} {_short(item)}", f'pass {p.name}: ["*.py"]')
-        return value
-    raise AssertionError(kind)  # pragma: no cover
-
-
 def _example(spec: ToolSpec) -> str:
     """The tool's own example arguments (the end of its description)."""
     return spec.description.rsplit("Example: ", 1)[-1]
@@ -297,7 +165,7 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
     Returns the spec and the keyword arguments for its function.
     """
     if not isinstance(name, str) or name not in TOOLS:
-        raise QueryError(f"unknown tool {_short(name)}", hint=f"call one of: {', '.join(TOOLS)}", field="name", tool=name if isinstance(name, str) else None)
+        raise QueryError(f"unknown tool {short_json(name)}", hint=f"call one of: {', '.join(TOOLS)}", field="name", tool=name if isinstance(name, str) else None)
     spec = TOOLS[name]
     if arguments is None or arguments == "":
         arguments = {}
@@ -308,37 +176,32 @@ def parse_arguments(name: object, arguments: object) -> tuple[ToolSpec, dict]:
             arguments = json.loads(arguments)
         except (ValueError, UnicodeDecodeError) as exc:
             raise QueryError(
-                f"{name}: arguments are not valid JSON ({exc}): {_short(arguments if isinstance(arguments, str) else repr(arguments))}",
+                f"{name}: arguments are not valid JSON ({exc}): {short_json(arguments if isinstance(arguments, str) else repr(arguments))}",
                 hint=f"send a JSON object such as {_example(spec)}",
                 field="arguments",
                 tool=name,
             ) from None
     if not isinstance(arguments, dict):
         raise QueryError(
-            f"{name}: arguments must be a JSON object, got {_type_name(arguments)} {_short(arguments)}",
+            f"{name}: arguments must be a JSON object, got {json_type(arguments)} {short_json(arguments)}",
             hint=f"send a JSON object such as {_example(spec)}",
             field="arguments",
             tool=name,
         )
-    known = {p.name: p for p in spec.params}
-    extra = sorted(k for k in arguments if k not in known and k not in {p.name for p in spec.unlisted})
+    listed = [p.name for p in spec.params]
+    extra = sorted(k for k in arguments if k not in listed and k not in {p.name for p in spec.unlisted})
     if extra:
-        raise QueryError(
-            f"{name}: unknown argument{'s' if len(extra) > 1 else ''} {', '.join(map(repr, extra))}",
-            hint=f"{name} takes: {', '.join(known)}",
-            field=extra[0],
-            tool=name,
-        )
+        raise unknown_arguments(extra, listed, tool=name)
     kwargs: dict[str, object] = {}
     for p in (*spec.params, *(p for p in spec.unlisted if p.name in arguments)):
         value = arguments.get(p.name)
-        if value is None:
+        if value is None:  # null for an optional argument: its default
             if p.required:
-                raise QueryError(f"{name}: missing required argument {p.name!r}", hint=f"pass {p.name} ({p.arg.doc})", field=p.name, tool=name)
+                raise missing_argument(p, tool=name)
             if p.nullable and p.name in arguments:
                 kwargs[p.name] = None
             continue
-        kwargs[p.name] = _check(name, p, value)
+        kwargs[p.name] = check(p, value, tool=name)[0]  # what a clamp would change, the Query clamps and says so
     return spec, kwargs
 
 

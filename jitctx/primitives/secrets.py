@@ -98,9 +98,11 @@ def _holding(scope: Scope, paths: list[str]) -> tuple[set[str], bool]:
                 continue  # gone or swapped since the count: the page skips it
             with f:
                 tail = b""
-                while block := f.read(_BLOCK):
+                read = 0
+                while read < CONTEXT_READ and (block := f.read(_BLOCK)):
                     if tail and scope.spec.remaining() <= 0:  # a file's first block is always read
                         return found, True
+                    read += len(block)
                     text = tail + block
                     if any(n in text for n in needles):
                         found.add(path)
@@ -117,7 +119,9 @@ def without_secret_matches(scope: Scope, backend, counts: dict[str, int], stats:
     The pattern runs with ripgrep's line semantics (``engines.py``) on a matching line as
     shown, with its secrets redacted (on the whole redacted text for a multiline pattern);
     one that engine cannot compile drops every matching line that redaction changes."""
-    holding, cut = holding_needles(scope, backend, {p: st for p, st in stats.items() if p in counts})
+    judged = {p: st for p, st in stats.items() if p in counts}
+    holding, cut = holding_needles(scope, backend, {p: st for p, st in judged.items() if st.st_size <= CONTEXT_READ})
+    holding |= {p for p, st in judged.items() if st.st_size > CONTEXT_READ}  # past what is read: each matching line judged alone
     if not holding:
         return counts, {}, cut
     from .engines.py import compile_pattern, covered_lines  # only here: a grep loads one engine
@@ -139,25 +143,25 @@ def without_secret_matches(scope: Scope, backend, counts: dict[str, int], stats:
                 out.pop(path, None)  # unread or unjudged: not counted
                 continue
             raw, redacted = shown
-            if raw == redacted:
-                continue  # a needle, but no secret
-            matched = [m.line for m in found.get(path, []) if m.line <= len(raw)]
-            if rx is None:
-                drop = frozenset(k for k in matched if raw[k - 1] != redacted[k - 1])
-            elif spec.multiline:  # a match may span lines: the lines it covers in the redacted text
-                covered = covered_lines("\n".join(redacted) + "\n", rx, spec)
-                if covered is None:
-                    out.pop(path, None)
-                    cut = True
-                    continue
-                drop = frozenset(k for k in matched if k - 1 not in covered)
-            else:
-                try:
-                    drop = frozenset(k for k in matched if raw[k - 1] != redacted[k - 1] and rx.search(redacted[k - 1], timeout=max(spec.remaining(), 1e-3)) is None)
-                except TimeoutError:
-                    out.pop(path, None)
-                    cut = True
-                    continue
+            # a line past what was read (a file over CONTEXT_READ) is judged alone, from the engine's text
+            pairs = {m.line: (raw[m.line - 1], redacted[m.line - 1]) if m.line <= len(raw) else (m.text, redact_lines([m.text])[0][0]) for m in found.get(path, [])}
+            changed = {k: shown_line for k, (was, shown_line) in pairs.items() if was != shown_line}
+            if not changed:
+                continue  # a needle, but no secret on a matching line
+            try:
+                if rx is None:
+                    drop = frozenset(changed)
+                elif spec.multiline:  # a match may span lines: the lines it covers in the redacted text
+                    covered = covered_lines("\n".join(redacted) + "\n", rx, spec)
+                    if covered is None:
+                        raise TimeoutError
+                    drop = frozenset(k for k in pairs if k - 1 not in covered)
+                else:
+                    drop = frozenset(k for k, line in changed.items() if rx.search(line, timeout=max(spec.remaining(), 1e-3)) is None)
+            except TimeoutError:
+                out.pop(path, None)
+                cut = True
+                continue
             if drop:
                 hidden[path] = drop
                 left = counts[path] - len(drop)

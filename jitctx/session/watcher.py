@@ -2,10 +2,10 @@
 
 Owns :class:`HeadWatcher`, which listens with watchdog's observers to the
 git dir and the delivered files' directories (never the whole tree, write
-events only), sorts each event (``events.classify``), debounces, and calls
+events only), sorts each event (``event_kinds.classify``), debounces, and calls
 back once things settle. watchdog enters jitctx here (its observers) and in
 ``tree_watch`` (the server's folder events), imported lazily (the CLI
-start-up never pays for it). Does not sort events (``events``), hear
+start-up never pays for it). Does not sort events (``event_kinds``), hear
 watchdog's overflow reports (``overflow``), judge staleness (``ledger``) or
 decide what to tell the agent (the Workspace).
 """
@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .events import GitPaths, classify
+from .event_kinds import GitPaths, classify
 from .ledger import Delivery, Ledger, stat_sig
 from .overflow import tap
 

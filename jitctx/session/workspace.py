@@ -23,6 +23,7 @@ from ..repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from ..repo.universe import Repo, find_root
 from ..text.redact import redact_result
 from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
+from .events import Events
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
@@ -116,6 +117,15 @@ class Workspace:
         self._depth = 0  # calls under way (a call made inside another is part of it)
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
+        self.events = Events(  # the watcher and the watch streams
+            self._lock,
+            root=self.root,
+            repo=lambda: self.repo,
+            ledger=lambda: self.ledger,
+            stale=lambda head, full: self._stale_for(head, full=full),
+            begin=self._begin_stream,
+            refreshed=lambda: self.refresh().to_event(),
+        )
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -694,9 +704,6 @@ class Workspace:
     # -- staleness, refresh, watching (the watcher issue) ----------------------
 
     _checked_head: object = object()  # HEAD at the last staleness check (unset: the first check re-hashes)
-    _watcher = None  # a running HeadWatcher, or None
-    _stream: tuple = (None, ())  # (HEAD, stale keys) last announced to watch subscribers
-    _subscribers: tuple = ()  # queues of running watch generators
 
     def _stale_for(self, head: str | None, *, full: bool = False) -> list[dict]:
         with self._lock:
@@ -723,8 +730,15 @@ class Workspace:
             if self._preload_args is not None:
                 self.ledger.forget(kind="preload")
                 pre = self.preload(**self._preload_args)
-            self._stream = (head, ())
+            self.events.announced = (head, ())
             return Refreshed(getattr(pre, "prefix_hash", None), head, tuple(cleared), pre)
+
+    def _begin_stream(self) -> dict:
+        """The first event of a ``watch`` stream that refreshes: the prefix preloaded, or refreshed."""
+        if self._preload_args is None:
+            pre = self.preload()
+            return {"event": "refreshed", "prefix_hash": getattr(pre, "prefix_hash", None), "git_head": self.head_sha(), "cleared": []}
+        return self.refresh().to_event()
 
     def start_watching(self, poll: bool = False):
         """Start the watcher (idempotent) and return it; :meth:`close` stops it.
@@ -734,30 +748,13 @@ class Workspace:
         happen (``watch``). ``poll`` forces the polling observer, which
         is also used automatically when native events are unavailable.
         """
-        from .watcher import GitPaths, HeadWatcher
-
-        with self._lock:
-            if self._watcher is None:
-                layout = self.repo.git
-                git = GitPaths(str(layout.git_dir), str(layout.common_dir)) if layout is not None else None
-                head = self.head_sha()
-                self._stream = (head, _stale_keys(self._stale_for(head)))
-                watcher = HeadWatcher(self.root, git, self.ledger, self._on_settle, poll=poll)
-                watcher.start()
-                self._watcher = watcher
-            return self._watcher
+        return self.events.start(poll)
 
     def close(self) -> None:
         """Stop the watcher and end every ``watch`` stream; joins their threads."""
         if self._code is not None:
             self._code.close()
-        with self._lock:
-            watcher, self._watcher = self._watcher, None
-            subscribers = self._subscribers
-        for q in subscribers:
-            q.put(None)
-        if watcher is not None:
-            watcher.stop()  # outside the lock: its thread may be waiting for it
+        self.events.close()
         self.repo.close()
 
     def __enter__(self) -> Workspace:
@@ -765,24 +762,6 @@ class Workspace:
 
     def __exit__(self, *exc) -> None:
         self.close()
-
-    def _on_settle(self, reasons: frozenset) -> None:
-        """The watcher's callback: turn a settled burst of events into stream events."""
-        events = []
-        with self._lock:
-            head = self.head_sha()
-            old_head, old_keys = self._stream
-            if head != old_head:
-                events.append({"event": "head_moved", "old_head": old_head, "new_head": head, "branch": self.repo.branch()})
-            stale = self._stale_for(head, full="overflow" in reasons)
-            keys = _stale_keys(stale)
-            if keys != old_keys:
-                events.append({"event": "stale", "git_head": head, "stale": stale})
-            self._stream = (head, keys)
-            subscribers = self._subscribers
-        for event in events:
-            for q in subscribers:
-                q.put(event)
 
     def watch(self, timeout: float | None = None, poll: bool = False, *, refresh: bool = True):
         """Yield event dicts as things change, until ``timeout`` seconds pass or :meth:`close`.
@@ -802,65 +781,7 @@ class Workspace:
         ``threading.TIMEOUT_MAX``). A negative or NaN timeout is a
         ``QueryError``.
         """
-        import math
-        import queue
-        import time
-
-        if timeout is not None and (isinstance(timeout, bool) or not isinstance(timeout, (int, float)) or math.isnan(timeout) or timeout < 0):
-            from ..errors import QueryError
-
-            raise QueryError(f"timeout must be a number of seconds >= 0, got {timeout!r}", hint="pass e.g. timeout=30, or None to watch until interrupted", timeout=timeout)
-        if timeout is not None and math.isinf(timeout):
-            timeout = None  # no time cap
-        deadline = None if timeout is None else time.monotonic() + timeout
-        q: queue.Queue = queue.Queue()
-        with self._lock:
-            started = self._watcher is None
-            first: dict | None = None
-            if refresh:
-                if self._preload_args is None:
-                    pre = self.preload()
-                    first = {"event": "refreshed", "prefix_hash": getattr(pre, "prefix_hash", None), "git_head": self.head_sha(), "cleared": []}
-                else:
-                    first = self.refresh().to_event()
-            self.start_watching(poll=poll)
-            self._subscribers = (*self._subscribers, q)  # subscribed now: nothing from here on is missed
-        return self._events(q, first, deadline, refresh, started)
-
-    def _events(self, q, first: dict | None, deadline: float | None, refresh: bool, started: bool):
-        import queue
-        import time
-
-        try:
-            if first is not None:
-                yield first
-            while True:
-                wait = None if deadline is None else deadline - time.monotonic()
-                if wait is not None and wait <= 0:
-                    return
-                try:
-                    # a far deadline is waited for in steps: Queue.get refuses waits past TIMEOUT_MAX
-                    event = q.get(timeout=None if wait is None else min(wait, threading.TIMEOUT_MAX))
-                except queue.Empty:
-                    continue  # the deadline check above ends the stream
-                if event is None:  # close()
-                    return
-                yield event
-                if refresh and event["event"] == "stale" and event["stale"]:
-                    yield self.refresh().to_event()
-        finally:
-            with self._lock:
-                self._subscribers = tuple(s for s in self._subscribers if s is not q)
-                watcher = self._watcher if started and not self._subscribers else None
-                if watcher is not None:
-                    self._watcher = None
-            if watcher is not None:
-                watcher.stop()
-
-
-def _stale_keys(stale: list[dict]) -> tuple:
-    """What makes two stale lists "the same news": paths and what happened to them."""
-    return tuple((s["path"], s["change"]) for s in stale)
+        return self.events.stream(timeout, poll, refresh=refresh)
 
 
 @dataclass(frozen=True, slots=True)

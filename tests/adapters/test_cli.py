@@ -294,7 +294,7 @@ def test_issue_15_json_errors_are_one_json_object_on_stdout(repo, capsys):
 
 
 def test_issue_15_help_describes_each_subcommand_and_lists_no_dead_options(capsys):
-    from jitctx.adapters.cli import _COMMANDS
+    from jitctx.adapters.cli.commands import COMMANDS as _COMMANDS
 
     for name in _COMMANDS:
         with pytest.raises(SystemExit):
@@ -330,7 +330,7 @@ def test_a_subcommand_builds_only_its_own_parser(capsys):
 
     sub = cli.build_parser("head")._subparsers._group_actions[0]  # type: ignore[union-attr]
     assert list(sub.choices) == ["head"]
-    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == set(cli._SUBCOMMANDS)  # type: ignore[union-attr]
+    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == set(cli.parser.SUBCOMMANDS)  # type: ignore[union-attr]
     with pytest.raises(SystemExit):
         main(["bogus"])  # not a subcommand: the whole parser names every choice
     err = capsys.readouterr().err

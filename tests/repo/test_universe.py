@@ -321,23 +321,23 @@ def test_a_listing_under_a_folder_walks_only_it_and_keeps_root_relative_paths(re
 
 
 def _cli_prefetch(monkeypatch, cwd, root, path=".", pattern="**/*.py"):
-    from jitctx.adapters import cli
+    from jitctx.adapters.cli import early
 
     monkeypatch.chdir(cwd)
-    return cli._early_glob(["glob", pattern, path, "--root", str(root)])
+    return early.early_glob(["glob", pattern, path, "--root", str(root)])
 
 
 def test_the_early_glob_scan_reads_the_arguments_as_the_parser_does(repo, monkeypatch):
-    from jitctx.adapters import cli
+    from jitctx.adapters.cli import early
     from jitctx.query import FindQuery, params
 
     value_flags = {f for p in params(FindQuery) if p.kind != "bool" for f in p.arg.flags if f.startswith("--")}
-    assert value_flags | {"--max-tokens", "--root"} == cli._GLOB_VALUE_FLAGS  # every glob option taking a value
+    assert value_flags | {"--max-tokens", "--root"} == early.GLOB_VALUE_FLAGS  # every glob option taking a value
     monkeypatch.chdir(repo.root)
-    r = cli._early_glob(["glob", "--limit", "5", "*.py", "--sort", "path", "src", "-i", f"--root={repo.root}"])
+    r = early.early_glob(["glob", "--limit", "5", "*.py", "--sort", "path", "src", "-i", f"--root={repo.root}"])
     assert r._listing.key == (str(repo.root), False, None, "src")  # -i: no suffix hint
     r.close()
-    assert cli._early_glob(["grep", "x"]) is None and cli._early_glob(["glob", " "]) is None
+    assert early.early_glob(["grep", "x"]) is None and early.early_glob(["glob", " "]) is None
 
 
 def test_a_cli_prefetch_from_a_folder_inside_the_root_serves_a_glob_of_that_folder(repo, monkeypatch):

@@ -149,8 +149,8 @@ def test_overflow_makes_the_workspace_rehash(repo, monkeypatch):
     check = ws.ledger.check
     monkeypatch.setattr(ws.ledger, "check", lambda h, full=False: fulls.append(full) or check(h, full=full))
     ws._stale_for(ws.head_sha())
-    ws._on_settle(frozenset({"overflow"}))
-    ws._on_settle(frozenset({"file"}))
+    ws.events.on_settle(frozenset({"overflow"}))
+    ws.events.on_settle(frozenset({"file"}))
     assert fulls == [False, True, False]
 
 
@@ -525,7 +525,7 @@ def test_watch_set_is_narrow_and_follows_reads(repo):
         ws.head("src/util/helpers.py")
         assert w.watched() == {g: False, g + "/refs/heads": True, str(repo.root / "src" / "util"): False}
         assert ws.start_watching() is w
-    assert ws._watcher is None
+    assert ws.events.watcher is None
 
 
 @pytest.mark.slow
@@ -541,7 +541,7 @@ def test_deleted_directory_is_rewatched_when_it_comes_back(repo, stream):
     repo.checkout("noutil")
     _moved(s, main, gone)
     _stale(s, ["src/util/AGENTS.md", "src/util/helpers.py"])  # the nested AGENTS.md came just in time
-    assert str(repo.root / "src" / "util") not in ws._watcher.watched()
+    assert str(repo.root / "src" / "util") not in ws.events.watcher.watched()
     repo.checkout("main")
     _moved(s, gone, main)
     _stale(s, [])
@@ -554,8 +554,8 @@ def test_polling_observer(repo, stream):
     main, feat = _side_branch(repo, "feat", "AGENTS.md", "# feature\n", "feat")
     ws = _preloaded(repo.root)
     s = stream(ws, poll=True)
-    assert ws._watcher.observer_kind == "polling"
-    assert ws._watcher.watched() == {str(repo.root / ".git"): False, str(repo.root / ".git" / "refs" / "heads"): True}
+    assert ws.events.watcher.observer_kind == "polling"
+    assert ws.events.watcher.watched() == {str(repo.root / ".git"): False, str(repo.root / ".git" / "refs" / "heads"): True}
     repo.checkout("feat")
     _moved(s, main, feat, "feat")
     _stale(s, ["AGENTS.md"])
@@ -573,7 +573,7 @@ def test_directories_past_the_cap_are_polled_by_stat(repo, stream, monkeypatch):
     ws = _preloaded(repo.root)  # the root directory takes the one native slot
     s = stream(ws)
     ws.head("src/util/helpers.py")
-    w = ws._watcher
+    w = ws.events.watcher
     assert str(repo.root / "src" / "util") not in w.watched()
     util = (repo.root / "src" / "util").resolve()
     assert w._polled == frozenset({str(util / "helpers.py"), str(util / "AGENTS.md")})  # read, and met just in time
@@ -619,7 +619,7 @@ def test_watch_timeout_ends_and_stops(repo):
     t0 = time.monotonic()
     assert list(ws.watch(timeout=0.3, refresh=False)) == []
     assert 0.25 <= time.monotonic() - t0 < 5
-    assert ws._watcher is None
+    assert ws.events.watcher is None
 
 
 @pytest.mark.slow
@@ -670,7 +670,7 @@ def _close_once_subscribed(ws: Workspace) -> threading.Thread:
     """Close ``ws`` once its watch stream waits for an event (blocked in its queue's get)."""
 
     def waiting() -> bool:
-        return any(q.not_empty._waiters for q in ws._subscribers)  # CPython's Condition: the threads waiting on it
+        return any(q.not_empty._waiters for q in ws.events.subscribers)  # CPython's Condition: the threads waiting on it
 
     def run():
         deadline = time.monotonic() + WAIT
@@ -691,14 +691,14 @@ def test_watch_unbounded_timeouts(repo, timeout):
     closer = _close_once_subscribed(ws)
     assert list(ws.watch(timeout=timeout, refresh=False, poll=True)) == []
     closer.join(WAIT)
-    assert ws._watcher is None
+    assert ws.events.watcher is None
 
 
 @pytest.mark.slow
 @pytest.mark.parametrize("timeout", ["inf", "1e10"])
 def test_cli_watch_timeout_inf(repo, fake_preload, monkeypatch, capsys, timeout):
     ws = Workspace(repo.root)
-    monkeypatch.setattr(cli, "_workspace", lambda args, caller: ws)
+    monkeypatch.setattr(cli.commands, "workspace", lambda args, caller: ws)
     closer = _close_once_subscribed(ws)
     code = cli.main(["watch", "--root", str(repo.root), "--timeout", timeout, "--poll"])
     closer.join(WAIT)

@@ -1,10 +1,10 @@
-"""Sorting file-system events (jitctx.session.events): pure, no watcher."""
+"""Sorting file-system events (jitctx.session.event_kinds): pure, no watcher."""
 
 from __future__ import annotations
 
 import pytest
 
-from jitctx.session.events import GitPaths, classify
+from jitctx.session.event_kinds import GitPaths, classify
 
 GP = GitPaths("/r/.git", "/r/.git")
 WT = GitPaths("/m/.git/worktrees/wt", "/m/.git")

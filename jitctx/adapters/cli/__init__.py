@@ -1,0 +1,13 @@
+"""The ``jitctx`` command line: parse, call the library, render, map errors.
+
+``parser`` (options and help), ``commands`` (each subcommand's run), ``run``
+(``main``, ``call``, ``entry``: the error mapping and exit codes 0 found, 1
+nothing found, 2 error), ``early`` (git's listing started before the rest
+imports), ``exits``. ``jitctx --help`` imports none of tiktoken, tree-sitter,
+watchdog or mcp: every heavy import happens inside a command.
+"""
+
+from .parser import build_parser, subparser
+from .run import call, entry, main
+
+__all__ = ["build_parser", "call", "entry", "main", "subparser"]
