@@ -33,7 +33,7 @@ from ..repo import gitcmd, ignore
 
 TYPE_CHECKING = False  # as typing's (no typing import on the server's start)
 if TYPE_CHECKING:
-    from ..session.watcher import TreeWatch
+    from ..session.tree_watch import TreeWatch
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "LiveListing"]
 
@@ -256,7 +256,7 @@ class LiveListing:
                 self._building = False
 
     def _build(self) -> None:
-        from ..session.watcher import TreeWatch
+        from ..session.tree_watch import TreeWatch
 
         kind = remote_fs(self._root)
         if kind is not None:
