@@ -58,7 +58,9 @@ _QUOTED = re.compile(r"\"([^\"\n]{12,200})\"|'([^'\n]{12,200})'|`([^`\n]{12,200}
 
 def classify(task: dict, files: list[str], root: Path, ws) -> str:
     """The class of a miss at 5 (module docstring)."""
-    from jitctx.locate import rank as L
+    from jitctx.locate import evidence as E
+    from jitctx.locate import roles as R
+    from jitctx.locate import terms as T
 
     gold = [g for g in task["gold"] if g not in task["created"]]
     text = task["task"]
@@ -78,14 +80,14 @@ def classify(task: dict, files: list[str], root: Path, ws) -> str:
         if len(s.split()) >= 3 and any(s in b for b in bodies.values()):
             return "message"
     try:
-        terms = L.task_terms(text)
+        terms = T.task_terms(text)
         names = [*terms.names, *terms.proper]
     except Exception:  # noqa: BLE001 - a report of stop words
         names = []
     for n in names:
-        if any(h.path in gold for h in L._definitions(ws.code.index, n)):  # noqa: SLF001
+        if any(h.path in gold for h in E.definitions(ws.code.index, n)):
             return "defined"
-    if all(L.file_role(g) not in ("source",) for g in gold):
+    if all(R.file_role(g) not in ("source",) for g in gold):
         return "nonsource"
     if any(f in gold for f in files[5:10]):
         return "near"

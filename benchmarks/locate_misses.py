@@ -40,8 +40,10 @@ from pathlib import Path
 PROJECT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(PROJECT))
 
+from jitctx.locate import evidence as E  # noqa: E402
 from jitctx.locate import mentions as M  # noqa: E402
-from jitctx.locate import rank as L  # noqa: E402
+from jitctx.locate import roles as R  # noqa: E402
+from jitctx.locate import terms as T  # noqa: E402
 from jitctx.session.workspace import Workspace  # noqa: E402
 
 DATA = Path(os.environ.get("JITCTX_BENCH_DATA") or PROJECT / "benchmarks" / ".data") / "locate"
@@ -52,7 +54,7 @@ def classify(task: dict, files: list[str], hub: collections.Counter, root: Path)
     """The class of one miss (see the module docstring)."""
     idx = Workspace(root).code.index
     try:
-        terms = L.task_terms(task["task"])
+        terms = T.task_terms(task["task"])
     except Exception:  # a task of stop words: nothing to go on
         return 6
     gold = set(task["gold"])
@@ -64,23 +66,19 @@ def classify(task: dict, files: list[str], hub: collections.Counter, root: Path)
             return ""
 
     names = [*terms.names, *terms.proper]
-    if any(h.path in gold for n in names for h in L._definitions(idx, n)):  # noqa: SLF001
+    if any(h.path in gold for n in names for h in E.definitions(idx, n)):
         return 1
-    if any(L.names_file(g, {L._singular(w): w for w in terms.wholes}) for g in gold):  # noqa: SLF001
+    if any(E.names_file(g, {E._singular(w): w for w in terms.wholes}) for g in gold):  # noqa: SLF001
         return 2
-    words = [L._last(n) for n in names] + [w for w in terms.wholes if w.isalnum()]  # noqa: SLF001
+    words = [E._last(n) for n in names] + [w for w in terms.wholes if w.isalnum()]  # noqa: SLF001
     for w in words:
         for path in idx.paths():
-            if path in gold or L.file_role(path) not in ("source", "other"):
+            if path in gold or R.file_role(path) not in ("source", "other"):
                 continue
             body = text(path)
-            if w.lower() in body.lower() and any(
-                h.path in gold
-                for ident in M.bound(body, w)
-                for h in L._definitions(idx, ident, exact_name=True)  # noqa: SLF001
-            ):
+            if w.lower() in body.lower() and any(h.path in gold for ident in M.bound(body, w) for h in E.definitions(idx, ident, exact_name=True)):
                 return 4
-    if any(terms.lists and M.lists(text(g), L._last(n)) for g in gold for n in names):  # noqa: SLF001
+    if any(terms.lists and M.lists(text(g), E._last(n)) for g in gold for n in names):  # noqa: SLF001
         return 5
     if any(re.search(r"[\"']" + re.escape(w) + r"[\"']\s*,", text(g), re.IGNORECASE) for g in gold for w in words if len(w) >= 4):
         return 5

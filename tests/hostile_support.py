@@ -575,12 +575,14 @@ from jitctx import Workspace
 from jitctx.adapters.mcp import build_server
 
 TIMEOUT = float(sys.argv[2])
+STARTED = sys.argv[3]  # made when a grep starts: what the test waits for
 
 
 class PythonBackendWorkspace(Workspace):
     def grep(self, *args, **kwargs):
         kwargs["backend"] = "python"
         kwargs["timeout"] = TIMEOUT
+        open(STARTED, "a").close()
         return super().grep(*args, **kwargs)
 
 
@@ -597,7 +599,16 @@ anyio.run(main)
 
 
 def python_backend_server(tmp_path: Path, root: Path, timeout: float) -> list[str]:
-    """argv of a stdio MCP server over ``root`` whose grep uses the python backend with ``timeout``."""
+    """argv of a stdio MCP server over ``root`` whose grep uses the python backend with ``timeout``;
+    ``grep_started(tmp_path)`` waits until a grep call has started in it."""
     script = tmp_path / "py_backend_server.py"
     script.write_text(PY_BACKEND_SERVER)
-    return [sys.executable, str(script), str(root), str(timeout)]
+    return [sys.executable, str(script), str(root), str(timeout), str(tmp_path / "grep-started")]
+
+
+def grep_started(tmp_path: Path, timeout: float = LIMIT) -> None:
+    """Wait until the ``python_backend_server`` of ``tmp_path`` has started a grep call."""
+    deadline = time.monotonic() + timeout
+    while not (tmp_path / "grep-started").exists():
+        assert time.monotonic() < deadline, f"no grep call started within {timeout:g} s"
+        time.sleep(0.01)

@@ -1264,13 +1264,13 @@ def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
     """A catastrophic regex (python backend, 2 s time cap) inside the MCP server: a ping sent during it
     is answered before the call ends (partial, or an error), which it does at its time cap.
     (Issue 30: the order of the answers, not seconds, which a busy machine stretches.)"""
-    from hostile_support import python_backend_server
+    from hostile_support import grep_started, python_backend_server
 
     root = _catastrophic_repo(tmp_path)
     with RawMcp(python_backend_server(tmp_path, root, timeout=2.0), cwd=root) as server:
         server.initialize()
         call = server.call("grep", {"pattern": CATASTROPHIC})
-        time.sleep(0.3)
+        grep_started(tmp_path)
         ping = server.request("ping")
         assert server.wait_for(ping, timeout=LIMIT) is not None, "ping unanswered during a catastrophic regex"
         assert server.wait_for(call, timeout=LIMIT) is not None or call in _order(server, call), "the grep call did not end at its 2 s time cap"
@@ -1279,13 +1279,13 @@ def test_case8_mcp_catastrophic_regex_keeps_the_server_responsive(tmp_path):
 
 @pytest.mark.slow
 def test_case8_mcp_exits_when_stdin_closes_during_catastrophic_regex(tmp_path):
-    from hostile_support import python_backend_server
+    from hostile_support import grep_started, python_backend_server
 
     root = _catastrophic_repo(tmp_path)
     with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         server.call("grep", {"pattern": CATASTROPHIC})
-        time.sleep(0.3)
+        grep_started(tmp_path)
         server.close_stdin()
         assert server.exited_within(20.0), "still running 20 s after stdin closed (the regex's cap is 60 s)"
 
@@ -1323,17 +1323,17 @@ def _assert_call_is_slow(root: Path) -> float:
 
 @pytest.mark.slow
 def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
-    """stdin closed 0.5 s into a grep of several seconds (measured): the server process exits
+    """stdin closed once a grep of several seconds has started (measured): the server process exits
     long before the grep would have ended (within a third of its time, at least 2 s: the
     measure scales with the machine's load, a fixed 2 s did not)."""
-    from hostile_support import python_backend_server
+    from hostile_support import grep_started, python_backend_server
 
     root = _slow_repo(tmp_path)
     estimate = _assert_call_is_slow(root)
     with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         server.call("grep", {"pattern": CATASTROPHIC})
-        time.sleep(0.5)
+        grep_started(tmp_path)
         server.close_stdin()
         closed = time.monotonic()
         exited = server.exited_within(max(2.0, estimate / 3))
@@ -1343,16 +1343,16 @@ def test_case13_disconnect_mid_call_stops_the_work(tmp_path):
 
 @pytest.mark.slow
 def test_case13_cancelled_call_stops_the_work(tmp_path):
-    """notifications/cancelled 0.5 s into a grep of several seconds (measured): the next call is
+    """notifications/cancelled once a grep of several seconds has started (measured): the next call is
     answered long before the grep would have ended (a third of its time, at least 2 s)."""
-    from hostile_support import python_backend_server
+    from hostile_support import grep_started, python_backend_server
 
     root = _slow_repo(tmp_path)
     estimate = _assert_call_is_slow(root)
     with RawMcp(python_backend_server(tmp_path, root, timeout=60.0), cwd=root) as server:
         server.initialize()
         slow = server.call("grep", {"pattern": CATASTROPHIC})
-        time.sleep(0.5)
+        grep_started(tmp_path)
         server.send(
             {
                 "jsonrpc": "2.0",

@@ -35,8 +35,9 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from .languages import RULES
 from .parse import LANGUAGES, kind_names, parse
-from .rules import CLASSLIKE, RULES, Context, Found, Handler, Rules, clip
+from .rules import CLASSLIKE, Found, Handler, Rules, WalkState, clip
 
 if TYPE_CHECKING:
     from .parse import Node, Point
@@ -287,7 +288,7 @@ class _Walk:
     def __init__(self, ids: _Ids, data: bytes) -> None:
         self.ids = ids
         self.data = data
-        self.cx = Context(data)
+        self.cx = WalkState(data)
         self.definitions: list[Definition] = []
         self.limit: str | None = None
 

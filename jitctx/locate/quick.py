@@ -59,8 +59,14 @@ from ..primitives.search import search
 from ..query import MAX_LIMIT, SearchQuery
 from ..repo.policy import PathPolicy
 from ..repo.universe import Repo
+from . import answer as A
+from . import evidence as E
 from . import rank as L
-from .rank import Candidate, idf_of
+from . import roles as R
+from . import terms as T
+from . import weights as K
+from .evidence import Candidate
+from .rank import idf_of
 
 __all__ = ["BUDGET", "MAX_BYTES", "READ_MAX", "quick_locate"]
 
@@ -88,7 +94,7 @@ def quick_locate(
     deadline: float | None = None,
     file_tokens: bool = True,
     universe: int | None = None,
-) -> L.Located:
+) -> A.Located:
     """Rank the files of ``repo`` for ``task`` without an index, by ``deadline``
     (``time.monotonic()`` seconds; default ``BUDGET`` from the call). ``read``,
     ``repo_name``, ``limit``, ``count`` and ``file_tokens`` as for ``locate.locate``;
@@ -98,8 +104,8 @@ def quick_locate(
     start = time.monotonic()
     budget = max((start + BUDGET if deadline is None else deadline) - start, 0.0)
     end = start + budget
-    terms = L.task_terms(task, repo_name=repo_name)
-    notes = L.task_notes(task, terms)
+    terms = T.task_terms(task, repo_name=repo_name)
+    notes = A.task_notes(task, terms)
     timed: list[str] = []  # where the clock, not the work, cut the pass: said in the answer (its ranking may differ from the next call's)
 
     grep_end = start + budget * GREP_SHARE
@@ -118,7 +124,7 @@ def quick_locate(
     refs = [r for r in res.results if r.size <= MAX_BYTES]
     matched = {r.path: r.size for r in refs}
     path_words = {p: _path_words(p, terms) for p in matched}
-    content_only = {t for t in terms.weights if len(matched) >= 20 and sum(t in w for w in path_words.values()) > L.UNIVERSAL_PATH * len(matched)}
+    content_only = {t for t in terms.weights if len(matched) >= 20 and sum(t in w for w in path_words.values()) > K.UNIVERSAL_PATH * len(matched)}
 
     read_end = start + budget * READ_SHARE  # a safety net: the reading is cut by work (files, bytes) first
     counted: _Counts = {}
@@ -158,7 +164,7 @@ def quick_locate(
         timed.append(f"{len(counted):,} of the {min(len(likely), READ_MAX):,} likeliest matching files read")
     if not counted and likely:  # none could be read (in time): grep's counts alone
         notes.append(f"a first pass without the index: none of the {res.total:,} matching files could be read, so they are in the order grep's counts suggest")
-        found = {p: Candidate(p, 1.0 / (1 + i), matched[p], L.file_role(p)) for i, p in enumerate(likely[:limit])}
+        found = {p: Candidate(p, 1.0 / (1 + i), matched[p], R.file_role(p)) for i, p in enumerate(likely[:limit])}
     elif len(counted) < len(matched):
         notes.append(f"a first pass without the index: ranked the {len(counted):,} likeliest of {res.total:,} matching files")
 
@@ -168,7 +174,7 @@ def quick_locate(
     def share(c: Candidate) -> float:
         return shares.get(c.path, 0.0)
 
-    L.name_bonus(found.values(), terms, idf)
+    E.name_bonus(found.values(), terms, idf)
     L.rescore(found.values(), terms, share)
     left = _defines(found, counted, terms, read, outlines, start + budget * OUTLINE_SHARE)
     if left:
@@ -181,14 +187,14 @@ def quick_locate(
         return outlines[path]
 
     shown: list[str] = []
-    files = L.show(ordered[:limit], terms, idf, read, definitions, count=count, file_tokens=file_tokens, end=end, notes=shown)
+    files = A.show(ordered[:limit], terms, idf, read, definitions, count=count, file_tokens=file_tokens, end=end, notes=shown)
     timed.extend(n.removesuffix(": the time ran out") for n in shown)
     if timed:
         notes.append("cut by time, so another call may answer otherwise: " + "; ".join(timed))
-    return L.Located(tuple(files), res.total, terms, "; ".join(notes) or None, cut=grep_cut)
+    return A.Located(tuple(files), res.total, terms, "; ".join(notes) or None, cut=grep_cut)
 
 
-def _path_words(path: str, terms: L.TaskTerms) -> Counter[str]:
+def _path_words(path: str, terms: T.TaskTerms) -> Counter[str]:
     """The task's terms among the path's words (a path holding none as a substring is not split)."""
     low = path.lower()
     if not any(t in low for t in terms.weights):
@@ -217,7 +223,7 @@ def _frequencies(data: bytes, wanted: dict[str, int]) -> Counter[str]:
     return tf
 
 
-def _idf_estimates(terms: L.TaskTerms, counted: _Counts, sample: list[str], path_words: dict[str, Counter[str]], matching: int, universe: int) -> dict[str, float]:
+def _idf_estimates(terms: T.TaskTerms, counted: _Counts, sample: list[str], path_words: dict[str, Counter[str]], matching: int, universe: int) -> dict[str, float]:
     """Each term's IDF, by ``locate.rank``'s formula, from estimated counts.
 
     Every file holding a term as a word matched the grep, so a term's document
@@ -245,14 +251,14 @@ def _idf_estimates(terms: L.TaskTerms, counted: _Counts, sample: list[str], path
     return idf
 
 
-def _path_shares(path_words: dict[str, Counter[str]], terms: L.TaskTerms, idf: dict[str, float], content_only: set[str]) -> dict[str, float]:
+def _path_shares(path_words: dict[str, Counter[str]], terms: T.TaskTerms, idf: dict[str, float], content_only: set[str]) -> dict[str, float]:
     """path -> the share of the task's weight (times IDF) that its path's words carry (left out: none)."""
     weight = {t: w * idf.get(t, 0.0) for t, w in terms.weights.items()}
     mass = sum(weight.values()) or 1.0
     return {p: sum(weight[t] for t in words if t not in content_only) / mass for p, words in path_words.items() if words}
 
 
-def _likely(refs: list, shares: dict[str, float], terms: L.TaskTerms) -> list[str]:
+def _likely(refs: list, shares: dict[str, float], terms: T.TaskTerms) -> list[str]:
     """The matching files, likeliest first, from what grep tells alone: matching lines
     saturating against the file's size (BM25's shape, every term as one), the share
     of the task's weight its path words carry (weighing ``PATH_WEIGHT``), a path cue,
@@ -264,13 +270,13 @@ def _likely(refs: list, shares: dict[str, float], terms: L.TaskTerms) -> list[st
     for r in refs:
         m = r.matches or 0
         density = m / (m + K1 * (1 - B + B * r.size / mean))
-        cue = L.CUE_BONUS if L.cued(r.path, terms) else 0.0
-        prior = L.prior(Candidate(r.path, 0.0, r.size, L.file_role(r.path)), terms)
-        scored.append((-prior * (density + L.PATH_WEIGHT * shares.get(r.path, 0.0) + cue), r.path))
+        cue = K.CUE_BONUS if L.cued(r.path, terms) else 0.0
+        prior = L.prior(Candidate(r.path, 0.0, r.size, R.file_role(r.path)), terms)
+        scored.append((-prior * (density + K.PATH_WEIGHT * shares.get(r.path, 0.0) + cue), r.path))
     return [p for _, p in sorted(scored)]
 
 
-def _bm25(counted: _Counts, sizes: dict[str, int], path_words: dict[str, Counter[str]], terms: L.TaskTerms, idf: dict[str, float], content_only: set[str]) -> dict[str, Candidate]:
+def _bm25(counted: _Counts, sizes: dict[str, int], path_words: dict[str, Counter[str]], terms: T.TaskTerms, idf: dict[str, float], content_only: set[str]) -> dict[str, Candidate]:
     """The files read, scored by BM25 as the index's ``bm25()`` does it (path words
     weigh ``PATH_WEIGHT``; saturating frequency, capped as the index caps it), a file's length in bytes against
     the matching files' mean rather than in words (BM25 reads only the ratio)."""
@@ -280,11 +286,11 @@ def _bm25(counted: _Counts, sizes: dict[str, int], path_words: dict[str, Counter
         norm = K1 * (1 - B + B * sizes[path] / mean)
         score = 0.0
         for t, w in terms.weights.items():
-            f = min(tf[t], W.TF_CAP) + (0.0 if t in content_only else L.PATH_WEIGHT * path_words[path][t])
+            f = min(tf[t], W.TF_CAP) + (0.0 if t in content_only else K.PATH_WEIGHT * path_words[path][t])
             if f:
                 score += w * idf[t] * f * (K1 + 1) / (f + norm)
         if score > 0:
-            found[path] = Candidate(path, score, sizes[path], L.file_role(path))
+            found[path] = Candidate(path, score, sizes[path], R.file_role(path))
     return found
 
 
@@ -301,7 +307,7 @@ def _named(d: Definition, name: str) -> bool:
     return ascii_lower(d.name) == name or q == name or ("." in name and q.endswith("." + name))
 
 
-def _defines(found: dict[str, Candidate], counted: _Counts, terms: L.TaskTerms, read: Callable, outlines: dict[str, tuple[Definition, ...]], until: float) -> int:
+def _defines(found: dict[str, Candidate], counted: _Counts, terms: T.TaskTerms, read: Callable, outlines: dict[str, tuple[Definition, ...]], until: float) -> int:
     """Give the candidates that define a code-like name of the task ``locate.rank``'s
     symbol bonus. Outlined: the best ``OUTLINE_MAX`` by the score so far among those
     in a known language holding the name's words (the whole form of each of its
@@ -320,7 +326,7 @@ def _defines(found: dict[str, Candidate], counted: _Counts, terms: L.TaskTerms, 
         for name in needs:
             hits.setdefault(name, []).extend((c, d) for d in outlines[c.path] if _named(d, name))
     for name, pairs in hits.items():
-        share = L.SYMBOL_BONUS / math.sqrt(len({c.path for c, _ in pairs}) or 1)
+        share = K.SYMBOL_BONUS / math.sqrt(len({c.path for c, _ in pairs}) or 1)
         for c, d in pairs:
             if name not in c.symbols:
                 c.symbols.append(name)

@@ -4,10 +4,8 @@ Owns starting ``git`` (every process jitctx runs against a repository
 starts here): its environment, the configuration overrides that keep a
 repository from naming a program git would run, time limits, and the few
 commands jitctx asks (``ls-files``, ``check-ignore``, ``config``,
-``rev-parse``, ``diff``, ``cat-file``). Also git's ignore rules where git cannot answer
-(a folder outside any repository), through pathspec, which enters jitctx
-here and nowhere else. Does not own what a listing means (``repo``,
-``listing``).
+``rev-parse``, ``diff``, ``cat-file``). Does not own what a listing means
+(``universe``, ``listing``) or what an ignore rule decides (``ignore``).
 
 The trust boundary (DESIGN section 2): a repository's own configuration can
 name programs (``core.fsmonitor`` runs on every index read; hooks, pagers,
@@ -30,10 +28,10 @@ __all__ = [
     "GitTimeout",
     "blobs",
     "check_ignore",
+    "check_ignore_rules",
     "config_get",
     "env",
     "git_args",
-    "gitignore_spec",
     "index_blobs",
     "rev_parse",
     "run",
@@ -234,6 +232,27 @@ def check_ignore(cwd: os.PathLike | str, paths: list[str], *, no_index: bool) ->
     return {p[2:] if p.startswith("./:") else p for p in said}
 
 
+def check_ignore_rules(cwd: os.PathLike | str, paths: list[str]) -> dict[str, tuple[str, int, str]]:
+    """The rule that decides each of ``paths`` git's rules match, the index aside
+    (``check-ignore -v --no-index``): path -> (rule file as git names it: from
+    the work tree's top, or absolute; line; pattern, ``!`` first for a rule
+    that re-includes). Paths no rule matches are left out; ``{}`` without git."""
+    if not paths:
+        return {}
+    data = "\0".join(_pathspec_arg(p) for p in paths).encode("utf-8", "surrogateescape") + b"\0"
+    try:
+        proc = run(["check-ignore", "--no-index", "-v", "-z", "--stdin"], cwd, input=data)
+    except OSError:
+        return {}
+    said = split_z(proc.stdout) if proc.stdout else []
+    out = {}
+    for k in range(0, len(said) - 3, 4):
+        source, line, pattern, path = said[k : k + 4]
+        if source and line.isdigit():
+            out[path[2:] if path.startswith("./:") else path] = (source, int(line), pattern)
+    return out
+
+
 def config_get(cwd: os.PathLike | str, key: str, *, path: bool = False) -> str | None:
     """One configuration value as git resolves it (all levels, includes); ``None`` when unset."""
     try:
@@ -252,26 +271,3 @@ def rev_parse(cwd: os.PathLike | str, rev: str = "HEAD") -> str | None:
         return None
     sha = proc.stdout.decode("ascii", "replace").strip()
     return sha if proc.returncode == 0 and sha else None
-
-
-def gitignore_spec(lines: list[str]):
-    """A ``.gitignore``'s rules as a pathspec ``GitIgnoreSpec`` (outside git).
-
-    A line pathspec rejects (``foo\\``, ``[z-a]``) is left out, as git ignores
-    it; nothing of a rejected line is ever quoted.
-    """
-    from pathspec import GitIgnoreSpec
-    from pathspec.patterns.gitignore import GitIgnorePatternError
-
-    rejected = (GitIgnorePatternError, ValueError, IndexError, re.error)
-    try:
-        return GitIgnoreSpec.from_lines(lines)
-    except rejected:
-        kept = []
-        for line in lines:
-            try:
-                GitIgnoreSpec.from_lines([line])
-            except rejected:
-                continue
-            kept.append(line)
-        return GitIgnoreSpec.from_lines(kept)

@@ -18,7 +18,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import RepoError
-from . import gitcmd
+from . import gitcmd, ignore
 
 __all__ = ["LARGE_INDEX", "MAX_UNITS", "WALKERS", "Listing", "walk_groups"]
 
@@ -72,7 +72,7 @@ def walk_groups(root: Path, workers: int, *, balance: bool = True, under: str = 
             break  # no folder holds a large share: round-robin balances
         if unasked := [u for u in big if u not in asked]:
             asked.update(unasked)
-            said = {p.rstrip("/") for p in gitcmd.check_ignore(root, [u + "/" for u in unasked], no_index=True)}
+            said = {p.rstrip("/") for p in ignore.matched(root, [u + "/" for u in unasked])}
             whole |= {u for u in unasked if u in said}
             continue
         split = max(big, key=lambda u: shares[u])

@@ -57,10 +57,10 @@ class Target:
         self.st = st
 
 
-def read_small(path: Path, limit: int = 1 << 20) -> str | None:
-    """A small metadata file's text (``HEAD``, a ref, ``.gitignore``), stripped; ``None``
-    when missing, not a regular file (a FIFO never blocks) or unreadable. At most
-    ``limit`` bytes are read."""
+def read_small(path: Path, limit: int = 1 << 20, *, strip: bool = True) -> str | None:
+    """A small metadata file's text (``HEAD``, a ref, ``.gitignore``), stripped unless
+    ``strip=False`` (a rule file's line numbers); ``None`` when missing, not a regular
+    file (a FIFO never blocks) or unreadable. At most ``limit`` bytes are read."""
     try:
         fd = os.open(path, os.O_RDONLY | _NONBLOCK | _CLOEXEC)
     except (OSError, ValueError):
@@ -69,7 +69,8 @@ def read_small(path: Path, limit: int = 1 << 20) -> str | None:
         if not stat.S_ISREG(os.fstat(fd).st_mode):
             return None
         with os.fdopen(fd, "rb", closefd=False) as f:
-            return f.read(limit).decode("utf-8", "replace").strip()
+            text = f.read(limit).decode("utf-8", "replace")
+            return text.strip() if strip else text
     except OSError:
         return None
     finally:

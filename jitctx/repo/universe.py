@@ -6,20 +6,20 @@ is tracked plus untracked-not-ignored files (``include_ignored`` adds the
 ignored ones), hidden files in, ``.git/`` never; outside git, a walk that
 applies every ``.gitignore``. Every other view of the universe (rg's own
 walk, an empty grep's counts) is checked against this one. Does not own
-what may be *read* (``policy``), starting git (``gitcmd``) or how a git
-listing is split (``listing``).
+what may be *read* (``policy``), starting git (``gitcmd``), how a git
+listing is split (``listing``) or what an ignore rule decides (``ignore``).
 """
 
 from __future__ import annotations
 
 import os
 import re
-import stat
 from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import RepoError
 from . import gitcmd, listing
+from .ignore import Decision, Ignores, Rules, ask_git
 from .listing import Listing
 from .policy import read_small
 
@@ -159,13 +159,15 @@ class Repo:
         self.git = _git_layout(root)  # without a git binary, listing falls back to a walk
         self.live = live  # the server's listing kept in memory (exact or not used), if any
         self._listing: Listing | None = None
-        self._blocking: str | None | bool = False  # not looked yet
-        self._excludes: str | None | bool = False
         self.notice: str | None = None  # set when a listing could not use git (why, what was done instead)
-        if self.git is not None and self.git.top != root and self._check_ignore(self.git.top, root.relative_to(self.git.top).as_posix() + "/"):
-            # a root inside a directory git ignores (a tool's data dir, an
-            # installed tree): git lists nothing there, so serve it as plain files
-            self.git = None
+        if self.git is not None and self.git.top != root:
+            inside = root.relative_to(self.git.top).as_posix() + "/"
+            if ask_git(self.git.top, [inside])[inside].ignored:
+                # a root inside a directory git ignores (a tool's data dir, an
+                # installed tree): git lists nothing there, so serve it as plain files
+                self.git = None
+        git = self.git
+        self.ignores = Ignores(root, git.top if git else None, git.common_dir if git else None)  # the one place ignore rules decide
 
     @property
     def is_git(self) -> bool:
@@ -278,55 +280,12 @@ class Repo:
         return started.chunks() if started is not None else None
 
     def configured_excludes(self) -> str | None:
-        """``core.excludesFile`` when some config file sets it (any level), else
-        ``None``; asked once per Repo.
-
-        ``git config`` is only run when a config file mentions ``excludesFile``
-        (spawning git costs CPU that rg, busy on both cores, would feel). rg
-        itself reads only the global setting, so a repository-level one is
-        passed to it as an ``--ignore-file``.
-        """
-        if self._excludes is False:
-            self._excludes = self._find_excludes()
-        return self._excludes  # type: ignore[return-value]
-
-    def _find_excludes(self) -> str | None:
-        git = self.git
-        configs = [git.common_dir / "config"] if git is not None else []
-        xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
-        configs += [xdg / "git" / "config", Path(os.path.expanduser("~/.gitconfig"))]
-        if os.environ.get("GIT_CONFIG_GLOBAL"):
-            configs.append(Path(os.environ["GIT_CONFIG_GLOBAL"]))
-        for c in configs:
-            text = (read_small(c, 16 << 20) or "").lower()
-            if "excludesfile" in text or "[include" in text:
-                value = gitcmd.config_get(self.root, "core.excludesFile", path=True)
-                return os.path.expanduser(value) if value else None
-        return None
+        """``core.excludesFile`` when some config file sets it, else ``None`` (``Ignores``)."""
+        return self.ignores.configured_excludes()
 
     def blocking_rules(self) -> str | None:
-        """The ignore file git would block on (``.gitignore`` at the root,
-        ``info/exclude``, the configured excludes file) when one is there but
-        not a regular file (a FIFO: git's ``open`` waits for a writer), else
-        ``None``. Three ``lstat`` calls, once per Repo; a FIFO deeper down is
-        caught by git's time limit instead."""
-        if self._blocking is False:
-            self._blocking = None
-            candidates = [(".gitignore", self.root / ".gitignore")]
-            if self.git is not None:
-                candidates.append(("info/exclude", self.git.common_dir / "info" / "exclude"))
-                configured = self.configured_excludes()
-                xdg = os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config")
-                candidates.append(("the excludes file", Path(configured) if configured else Path(xdg) / "git" / "ignore"))
-            for name, p in candidates:
-                try:
-                    mode = os.stat(p).st_mode
-                except OSError:
-                    continue
-                if not stat.S_ISREG(mode):
-                    self._blocking = name
-                    break
-        return self._blocking  # type: ignore[return-value]
+        """The ignore file git would block on (a FIFO), else ``None`` (``Ignores.blocking``)."""
+        return self.ignores.blocking()
 
     def tracked_count(self) -> int | None:
         """How many entries git's index holds (its header's count: nothing listed), when the
@@ -354,74 +313,47 @@ class Repo:
             return False
 
     def _walk(self, include_ignored: bool) -> Iterator[str]:
+        """The universe without git: every file, less what the ``.gitignore`` files
+        ignore (``ignore.Rules``; a folder they ignore is not entered)."""
         root = self.root
-        specs: dict[str, list] = {"": []}  # dir -> chain of (dir, spec), outermost first
+        rules: dict[str, Rules] = {"": Rules()}  # folder -> the rules of its parent
         for dirpath, dirnames, filenames in os.walk(root):
             rel_dir = os.path.relpath(dirpath, root).replace(os.sep, "/")
             rel_dir = "" if rel_dir == "." else rel_dir
-            chain = specs.pop(rel_dir, [])
+            here = rules.pop(rel_dir, Rules())
             if not include_ignored and ".gitignore" in filenames:
-                rules = read_small(Path(dirpath) / ".gitignore")
-                if rules is not None:
-                    chain = [*chain, (rel_dir, gitcmd.gitignore_spec(rules.splitlines()))]
+                here = here.below(root, rel_dir)
             prefix = f"{rel_dir}/" if rel_dir else ""
             keep = []
             for name in sorted(dirnames):
                 if name == ".git":
                     continue
                 rel = prefix + name
-                if include_ignored or not _ignored(chain, rel + "/"):
+                if include_ignored or not here.ignores(rel + "/"):
                     keep.append(name)
-                    specs[rel] = chain
+                    rules[rel] = here
             dirnames[:] = keep
             for name in sorted(filenames):
                 rel = prefix + name
-                if include_ignored or not _ignored(chain, rel):
+                if include_ignored or not here.ignores(rel):
                     yield rel
 
     def is_ignored(self, rel: str) -> bool:
         """Whether discovery would leave ``rel`` out (git's rules, or ``.gitignore``)."""
-        if self.git is not None and not self.blocking_rules():
-            if self.live is not None and self.live.is_listed(rel):
-                return False  # in the universe: not ignored (the server's listing, exact now)
-            return self._check_ignore(self.root, rel)
-        parts = rel.split("/")
-        chain = []
-        for i in range(len(parts)):
-            d = "/".join(parts[:i])
-            rules = read_small(self.root / d / ".gitignore")
-            if rules is not None:
-                chain.append((d, gitcmd.gitignore_spec(rules.splitlines())))
-            if i and _ignored(chain, d + "/"):
-                return True
-        return _ignored(chain, rel)
+        if self.live is not None and self.ignores.by_git and self.live.is_listed(rel):
+            return False  # in the universe: not ignored (the server's listing, exact now)
+        return self.ignore_decision(rel).ignored
 
-    @staticmethod
-    def _check_ignore(cwd: Path, rel: str) -> bool:
-        """git's verdict on one path: ignored by a rule and not tracked.
-
-        The rules alone first (``--no-index``, ~2 ms): most paths match none.
-        Only a path a rule matches is asked again with the index, which
-        exempts tracked files; reading a 100k-entry index costs ~15 ms a call.
-        """
-        try:
-            return bool(gitcmd.check_ignore(cwd, [rel], no_index=True)) and bool(gitcmd.check_ignore(cwd, [rel], no_index=False))
-        except RepoError:
-            return False
+    def ignore_decision(self, rel: str) -> Decision:
+        """Whether discovery would leave ``rel`` out and the rule that decided
+        (``ignore.Decision``: ``rule`` None when no rule matches, ``tracked`` when git
+        tracks it)."""
+        return self.ignores.decide([rel])[rel]
 
     def untracked(self, *, scope: str = ".", include_ignored: bool = False) -> list[str] | None:
         """Untracked files under ``scope`` (not ignored ones unless ``include_ignored``), as
-        ``files`` lists them; ``None`` outside git or when git fails."""
-        if self.git is None:
+        ``files`` lists them; ``None`` outside git, where git would block on a rule file
+        (``files`` then walks) or when git fails."""
+        if not self.ignores.by_git:
             return None
         return listing.untracked(self.root, scope=scope, include_ignored=include_ignored, balance=self.is_large())
-
-
-def _ignored(chain: list, rel: str) -> bool:
-    """Last matching rule wins, deeper ``.gitignore`` files first."""
-    for base, spec in reversed(chain):
-        sub = rel[len(base) + 1 :] if base else rel
-        res = spec.check_file(sub)
-        if res.include is not None:
-            return bool(res.include)
-    return False

@@ -29,11 +29,11 @@ import time
 from pathlib import Path
 
 from ..errors import RepoError
-from ..repo import gitcmd
+from ..repo import gitcmd, ignore
 
 TYPE_CHECKING = False  # as typing's (no typing import on the server's start)
 if TYPE_CHECKING:
-    from ..session.watcher import TreeWatch
+    from ..session.tree_watch import TreeWatch
 
 __all__ = ["CHECK_EVERY", "MAX_CANDIDATES", "LiveListing"]
 
@@ -256,7 +256,7 @@ class LiveListing:
                 self._building = False
 
     def _build(self) -> None:
-        from ..session.watcher import TreeWatch
+        from ..session.tree_watch import TreeWatch
 
         kind = remote_fs(self._root)
         if kind is not None:
@@ -384,8 +384,7 @@ class LiveListing:
         rules alone: a tracked file below needs no watch, the index lists it)."""
         if not folders:
             return set()
-        said = gitcmd.check_ignore(self._root, [f + "/" for f in folders], no_index=True)
-        return {p.rstrip("/") for p in said}
+        return {p.rstrip("/") for p in ignore.matched(Path(self._root), [f + "/" for f in folders])}
 
     def _unwatch(self, tops: set[str]) -> None:
         """Drop the watches of ``tops`` and every folder below them."""
@@ -409,7 +408,7 @@ class LiveListing:
             str(self._common / "config"),
             os.path.join(home, ".gitconfig"),
             os.path.join(xdg, "git", "config"),
-            os.path.join(xdg, "git", "ignore"),
+            str(ignore.excludes_file(None)),  # git's default excludes file, read unless one is configured
             "/etc/gitconfig",
         }
         if os.environ.get("GIT_CONFIG_GLOBAL"):

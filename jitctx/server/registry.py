@@ -2,7 +2,8 @@
 
 Owns what is known of servers from outside them: the servers of a run
 folder (each holds its lock file's lock: ``held``), a control request to one
-(``ask``: status, stop, leave), opening a file of the run folder as
+(``ask``: status, stop, leave; ``control``: ``jitctx serve --status`` and
+``--stop`` of one root), opening a file of the run folder as
 untrusted (``private_file``: a regular file of this user, no link followed,
 no blocking open; what else sits there is named with what to do), a status
 as text, and every jitctx process of this user whatever environment started
@@ -20,10 +21,10 @@ import stat
 import sys
 from pathlib import Path
 
-from .. import procs
+from .. import __version__, procs
 from . import protocol
 
-__all__ = ["Unusable", "ask", "everyone", "held", "private_file", "running", "status_all", "status_text", "stop_all"]
+__all__ = ["Unusable", "ask", "control", "everyone", "held", "private_file", "running", "status_all", "status_text", "stop_all"]
 
 
 class Unusable(Exception):
@@ -107,6 +108,35 @@ def status_text(s: dict) -> str:
             f"listing: {s.get('listing')}",
         ]
     )
+
+
+def control(root: str | None, what: str, *, as_json: bool = False) -> int:
+    """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
+    from ..repo.universe import find_root
+
+    real = str(find_root(root))
+    folder = protocol.run_dir(os.environ, make=False)
+    fp = protocol.fingerprint(os.environ, protocol.PACKAGE, __version__)
+    path = protocol.socket_name(folder, real, fp) if folder else None
+    answer = ask(path, what) if path is not None else None
+    if not answer:
+        sys.stdout.write(json.dumps({"root": real, "running": False}) + "\n" if as_json else f"no server runs for {real}\n")
+        return 1
+    if what == "stop":
+        sys.stdout.write(json.dumps({"root": real, "running": True, "stopping": True}) + "\n" if as_json else f"stopped the server for {real}\n")
+        return 0
+    try:
+        status = json.loads(answer)
+    except ValueError:
+        status = None
+    if not isinstance(status, dict):
+        sys.stdout.write(f"the server for {real} gave no status\n")
+        return 1
+    if as_json:
+        sys.stdout.write(json.dumps({"running": True, **status}, indent=2) + "\n")
+    else:
+        sys.stdout.write(status_text(status) + "\n")
+    return 0
 
 
 # -- every jitctx process of this user (serve --status --all, --stop --all) ---------------------

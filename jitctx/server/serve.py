@@ -2,22 +2,20 @@
 
 Owns the server's life (a lock that makes it the only one, its Unix socket
 in the private run folder, idle exit, leaving when its socket or lock is no
-longer its own or when it is the least recently used of too many,
+longer its own or when it is the least recently used of too many, answering
 ``--status`` and ``--stop``, which stops its index builder too), taking a
 call (the peer must be this user: ``SO_PEERCRED``; a whole, well-formed
 request within a deadline, read on a thread of its own so that a slow or
 broken client costs only its own call; same protocol and fingerprint; its
-own source unchanged since it started, else it is replaced) and answering it
-by running the CLI itself (``adapters.cli.call``) on the caller's stdout and
-stderr, its working directory and width, with warm collaborators: the
-tokenizer, the imports, the watcher-fed listing (``livelist``) and the
-sessions' Workspaces. The caller's descriptors arrive only when its call
-starts, close-on-exec, and are closed when it ends; nothing is written to
-them before the client says it still waits. One call runs at a time: a call
-without a session that arrives meanwhile is sent back ("busy") and its
-client runs it itself, one of a session waits its turn. Does not own what
-an answer is (the CLI and the library), the client's choices (``client``)
-or listing every server of the user (``procs``, ``status_all``).
+own source unchanged since it started, else it is replaced), and the queue:
+one call runs at a time, on the worker thread; a call without a session that
+arrives meanwhile is sent back ("busy") and its client runs it itself, one
+of a session waits its turn. ``main`` is ``jitctx serve``. Does not own
+answering a call (``answer``: the CLI on the caller's streams), its
+socket file and room in the run folder (``place``), the Workspaces (``sessions``), warming up (``warm``), the log (``logfile``), the
+wire (``request``, ``protocol``), what an answer is (the CLI and the
+library), the client's choices (``client``) or asking servers from outside
+(``registry``: ``--status``, ``--stop``, ``--all``).
 """
 
 from __future__ import annotations
@@ -28,43 +26,30 @@ import logging
 import os
 import select
 import socket
-import stat
 import sys
 import threading
 import time
-from collections import OrderedDict
-from pathlib import Path
 
 from .. import __version__, procs
 from ..adapters import cli
-from ..cache.folders import what_is_at
-from ..call import Caller
-from . import protocol, registry, request
+from . import place, protocol, registry, request, warm
+from .answer import answer
+from .logfile import log_to
 from .request import Call
+from .sessions import Sessions
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from ..tokens.tokenizer import ContentCounts
     from .kept_listing import LiveListing
 
-__all__ = ["IDLE", "IDLE_FIRST", "MAX_SERVERS", "MAX_SESSIONS", "Server", "control", "main", "serve"]
+__all__ = ["IDLE", "IDLE_FIRST", "Server", "main", "serve"]
 
 log = logging.getLogger("jitctx.server.serve")
 
 IDLE = 600.0  # seconds without a call before the server exits
 IDLE_FIRST = 60.0  # ... while it has answered fewer than 2 calls (a root used once leaves early)
-MAX_SESSIONS = 32  # sessions kept (least recently used dropped first)
-MAX_SERVERS = 8  # servers of one run folder; a new one asks the least recently used to leave
 HEARTBEAT = 0.5  # seconds between the lines that tell a waiting client this server is alive
 READERS = 32  # requests read at once; more are closed unread (their clients answer themselves)
-
-
-def _max_servers() -> int:
-    try:
-        value = int(os.environ.get("JITCTX_SERVER_MAX", ""))
-    except ValueError:
-        return MAX_SERVERS
-    return value if value > 0 else MAX_SERVERS
 
 
 def _idle_default() -> float | None:
@@ -92,7 +77,7 @@ class Server:
         self.calls = 0
         self.refused = 0
         self.why_stopped = ""
-        self._sessions: OrderedDict[str, object] = OrderedDict()
+        self.sessions = Sessions(root)
         self._source = _source_signature()
         self._busy = threading.Lock()  # held while a call runs
         self._queue: list[Call] = []
@@ -108,34 +93,6 @@ class Server:
         self._lock_fd = -1
         self.slot: int | None = None  # a start slot (client._BOOT) held until warm
         self.live: LiveListing | None = None  # the listing kept in memory, once serving
-        self._counts: ContentCounts | None = None  # one count cache for every call (its store opened once)
-
-    # -- the call's collaborators -------------------------------------------------
-
-    def workspace(self, session: str, record: bool):
-        """A fresh Workspace per call (``record`` as the CLI asks), or the session's own,
-        kept across its calls (it records: its ledger is the session)."""
-        from ..repo.universe import Repo
-        from ..session.workspace import Workspace
-
-        repo = Repo(Path(self.root), live=self.live)
-        if self._counts is None:
-            from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, get_tokenizer
-
-            self._counts = ContentCounts(DEFAULT_ENCODING, lambda: get_tokenizer(DEFAULT_ENCODING), root=self.root)
-        if not session:
-            return Workspace(repo=repo, record=record, content_counts=self._counts)
-        ws = self._sessions.get(session)
-        if ws is None:
-            ws = Workspace(repo=repo, record=True, content_counts=self._counts)
-            self._sessions[session] = ws
-            while len(self._sessions) > MAX_SESSIONS:
-                _, old = self._sessions.popitem(last=False)
-                old.close()  # type: ignore[attr-defined]
-        else:
-            self._sessions.move_to_end(session)
-            ws.use_repo(repo)  # type: ignore[attr-defined]
-        return ws
 
     # -- life ---------------------------------------------------------------------
 
@@ -156,7 +113,7 @@ class Server:
         import fcntl
 
         try:
-            self._check_socket_path()
+            place.check_socket_path(self.path)
             lock = registry.private_file(self.lock_path, create=True)
         except registry.Unusable as exc:
             return _say(spawned, str(exc), 2)
@@ -179,13 +136,14 @@ class Server:
             signal.signal(signal.SIGTERM, lambda *_: self.stop(builder=True, why="SIGTERM"))
         os.ftruncate(lock, 0)
         os.write(lock, f"{os.getpid()}\n{self.root}\n{__version__}\n".encode())
-        self._log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
+        log_to(self.path[: -len(".sock")] + ".log", foreground=spawned is None)
+        log.info("serving %s on %s", self.root, self.path)
         try:
-            listener = self._listen()
+            listener, self._socket_ino = place.listen(self.path)
         except (OSError, registry.Unusable) as exc:
             os.close(lock)
             return _say(spawned, str(exc), 2)
-        self._make_room()
+        place.make_room(self.folder)
         worker = threading.Thread(target=self._work, name="jitctx-serve", daemon=True)
         try:
             os.chdir("/")  # hold no working directory (the caller's comes with each call)
@@ -209,8 +167,7 @@ class Server:
             listener.close()
             if self.live is not None:
                 self.live.close()
-            for ws in self._sessions.values():
-                ws.close()  # type: ignore[attr-defined]
+            self.sessions.close()
             if self._stop_builder:
                 self._stop_build()
             log.info("server of %s ends: %s", self.root, self.why_stopped or "stopped")
@@ -244,108 +201,9 @@ class Server:
         if pid is not None:
             log.info("stopped the index builder %d of %s", pid, self.root)
 
-    def _check_socket_path(self) -> None:
-        assert self.path is not None
-        try:
-            st = os.lstat(self.path)
-        except FileNotFoundError:
-            return
-        except OSError as exc:
-            raise registry.Unusable(what_is_at(self.path, exc.strerror or str(exc))) from None
-        if not stat.S_ISSOCK(st.st_mode):
-            raise registry.Unusable(what_is_at(self.path, "not a socket"))
-
-    def _log_to(self, path: str, *, foreground: bool) -> None:
-        """The server's log: ``<socket>.log`` beside its socket (a started server has no
-        terminal), and stderr too in the foreground. Level from ``JITCTX_LOG`` (warning).
-        Opened as untrusted (no link followed); not kept when it cannot be."""
-        level = getattr(logging, os.environ.get("JITCTX_LOG", "WARNING").upper(), logging.WARNING)
-        root = logging.getLogger("jitctx")
-        root.setLevel(level if isinstance(level, int) else logging.WARNING)
-        fmt = logging.Formatter("%(asctime)s jitctx server %(process)d: %(levelname)s: %(message)s")
-        handler: logging.Handler
-        try:
-            fd = registry.private_file(path, create=True)
-            if os.fstat(fd).st_size > 1 << 20:
-                os.ftruncate(fd, 0)  # bounded: a new server starts a new log past 1 MiB
-            os.lseek(fd, 0, os.SEEK_END)
-            handler = logging.StreamHandler(open(fd, "a", encoding="utf-8", errors="backslashreplace"))  # noqa: SIM115 - the server's life
-        except (OSError, registry.Unusable) as exc:
-            handler = logging.NullHandler()
-            if foreground and sys.__stderr__ is not None:
-                sys.__stderr__.write(f"jitctx: warning: no log file: {exc}\n")
-        handler.setFormatter(fmt)
-        root.addHandler(handler)
-        if foreground and sys.__stderr__ is not None:
-            tty = logging.StreamHandler(sys.__stderr__)
-            tty.setFormatter(fmt)
-            root.addHandler(tty)
-        log.info("serving %s on %s", self.root, self.path)
-
-    def _keep_listing(self) -> None:
-        """Start the listing kept in memory (a git work tree on Linux; else calls list afresh)."""
-        from ..repo.universe import Repo
-        from .kept_listing import LiveListing
-
-        repo = Repo(Path(self.root))
-        if repo.git is None or not sys.platform.startswith("linux") or os.environ.get("JITCTX_SERVER_LISTING") == "0":
-            return
-        assert self.folder is not None
-        self.live = LiveListing(repo.root, repo.git.git_dir, repo.git.common_dir, self.folder, repo.configured_excludes())
-        self.live.start()
-
-    def _listen(self) -> socket.socket:
-        """Bind under a temporary name, then rename over the socket's: a client never
-        meets a socket that is not yet listening, and a stale one (a killed server's) is
-        replaced, never in the way."""
-        assert self.path is not None
-        self._check_socket_path()
-        tmp = f"{self.path}.{os.getpid()}.tmp"
-        try:
-            os.unlink(tmp)
-        except FileNotFoundError:
-            pass
-        listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        old = os.umask(0o177)
-        try:
-            listener.bind(tmp)
-        finally:
-            os.umask(old)
-        listener.listen(64)
-        try:
-            os.rename(tmp, self.path)
-        except OSError:
-            listener.close()
-            os.unlink(tmp)
-            raise
-        self._socket_ino = os.stat(self.path).st_ino
-        return listener
-
-    def _make_room(self) -> None:
-        """Past ``MAX_SERVERS`` servers in this run folder, ask the least recently used
-        ones to leave (each touches its lock file at every call); drop the marks of roots
-        called without a server (``client._calls_before``) older than ``protocol.SEEN_WINDOW``."""
-        assert self.folder is not None
-        now = time.time()
-        for mark in Path(self.folder).glob("*.seen"):  # roots called once or twice, long ago
-            try:
-                if now - mark.lstat().st_mtime > protocol.SEEN_WINDOW:
-                    mark.unlink()
-            except OSError:
-                pass
-        others = [(mtime, lock) for lock, pid, mtime in registry.held(self.folder) if pid != os.getpid()]
-        for _, lock in sorted(others)[: max(0, len(others) + 1 - _max_servers())]:
-            registry.ask(lock[: -len(".lock")] + ".sock", "leave", timeout=1.0)
-
     def _still_ours(self) -> bool:
-        """Whether the socket and the lock file at their paths are still this server's
-        (a run folder removed or replaced leaves a server nobody can reach or see)."""
         assert self.path is not None and self.lock_path is not None
-        try:
-            sock, lock, held = os.lstat(self.path), os.lstat(self.lock_path), os.fstat(self._lock_fd)
-        except OSError:
-            return False
-        return sock.st_ino == self._socket_ino and (lock.st_ino, lock.st_dev) == (held.st_ino, held.st_dev)
+        return place.still_ours(self.path, self.lock_path, self._socket_ino, self._lock_fd)
 
     def _idle_limit(self) -> float:
         return self.idle if self._idle_given or self.calls >= 2 else min(self.idle, IDLE_FIRST)
@@ -452,7 +310,7 @@ class Server:
             self._cv.notify()
         self._wake()  # the accept loop watches this call's socket from now on (its descriptors come there)
         try:
-            os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (_make_room)
+            os.utime(self._lock_fd)  # the last use, for the least-recently-used rule (place.make_room)
         except OSError:
             pass
 
@@ -463,7 +321,7 @@ class Server:
             self.stop(builder=True, why="asked to stop")
         elif what == "leave":
             request.send(conn, b"leaving\n", 1.0)
-            self.stop(builder=False, why=f"the least recently used of more than {_max_servers()} servers")
+            self.stop(builder=False, why=f"the least recently used of more than {place.max_servers()} servers")
         elif what == "status":
             request.send(conn, json.dumps(self.status()).encode() + b"\n", 1.0)
         conn.close()
@@ -482,43 +340,18 @@ class Server:
             "idle_exit": self._idle_limit(),
             "calls": self.calls,
             "refused": self.refused,
-            "sessions": len(self._sessions),
+            "sessions": len(self.sessions),
             "rss_mib": _rss_mib(),
             "listing": self.live.state if self.live is not None else "not kept (not a git work tree, or not Linux)",
             "environment": [f"{k}={os.environ[k]}" for k in protocol.answer_keys(os.environ)],
         }
 
     def _warm(self) -> None:
-        """Before the first call, on the worker thread: what calls import and load, then the
-        listing. One thread imports at a time (imports racing on two threads can meet a
-        module half made), and no call waits for the tokenizer (~150 ms) or tree-sitter."""
-        from ..adapters import cliview  # noqa: F401
-        from ..code import parse
-        from ..tokens.tokenizer import get_tokenizer
-
-        parse.warm()
-        get_tokenizer().count("warm")
-        if sys.platform.startswith("linux"):
-            from ..session import watcher  # noqa: F401
-
-            watcher.warm()
-        self._keep_listing()
-
-    def _warm_quietly(self) -> None:
-        """``_warm`` at the lowest priority (this thread, its listing thread and their git
-        processes): the call that started the server is being answered in its own process
-        meanwhile, and must not wait for the CPU this takes (~2 s on a 100k-file tree)."""
-        try:
-            os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
-        except (AttributeError, OSError):
-            pass
-        try:
-            self._warm()
-        except Exception as exc:  # noqa: BLE001 - calls load what they need themselves
-            log.warning("warming up failed: %s: %s", type(exc).__name__, exc)
+        assert self.folder is not None
+        self.live = warm.quietly(self.root, self.folder)
 
     def _work(self) -> None:
-        warm = threading.Thread(target=self._warm_quietly, name="jitctx-warm", daemon=True)
+        warm = threading.Thread(target=self._warm, name="jitctx-warm", daemon=True)
         warm.start()
         warm.join()  # one thread imports at a time: calls wait for it
         if self.slot is not None:
@@ -547,39 +380,11 @@ class Server:
                 self._last = time.monotonic()
 
     def _answer(self, call: Call) -> None:
-        from .. import cancel
-
-        if call.token.is_set():
-            return
-        if not call.send("go") or not call.got_fds.wait(request.FRAME_SECONDS) or call.token.is_set():
-            return  # the client went away, or its descriptors did not come: it answers itself
-        fds, call.fds = call.fds, []
-        if len(fds) != 2 or any(request.unusable_fd(fd) for fd in fds):
-            request.close_fds(fds)
-            call.send("protocol")
-            return
-        out = request.stream(fds[0], call.out, call)
-        err = request.stream(fds[1], call.err, call)
         session = call.session
-        caller = Caller(out, err, cwd=call.cwd, columns=call.columns, serves=self.root, workspace=lambda record: self.workspace(session, record))
-        code: int | str
-        try:
-            with cancel.running(call.token):
-                code = cli.call(call.argv, caller)
-            if caller.elsewhere is not None:  # nothing was written: the caller asks that root's server
-                code = f"elsewhere {caller.elsewhere}"
-        except BaseException as exc:  # noqa: BLE001 - the server outlives any one call
-            log.exception("call %s failed", call.argv[:1])
-            code = 2
-            try:
-                err.write(f"jitctx: error: internal error: {type(exc).__name__}: {exc}\n  hint: set JITCTX_DEBUG=1 for a traceback and report it\n")
-            except (OSError, ValueError):
-                pass
-        finally:
-            request.close_stream(out)
-            request.close_stream(err)
-        self.calls += 1
-        call.send(f"ok {code}" if isinstance(code, int) else code)
+        reply = answer(call, self.root, lambda record: self.sessions.workspace(session, record, self.live))
+        if reply is not None:
+            self.calls += 1
+            call.send(reply)
 
 
 def _source_signature() -> tuple:
@@ -635,7 +440,7 @@ def main(argv: list[str]) -> int:
         if args.all:
             return registry.stop_all(args.root, as_json=args.json) if args.stop else registry.status_all(args.root, as_json=args.json)
         if args.status or args.stop:
-            return control(args.root, "stop" if args.stop else "status", as_json=args.json)
+            return registry.control(args.root, "stop" if args.stop else "status", as_json=args.json)
         return serve(args.root, idle=args.idle, spawned=args.spawned, slot=args.slot)
     except JitctxError as exc:
         if args.spawned is None:
@@ -653,32 +458,3 @@ def serve(root: str | None, *, idle: float | None = None, spawned: str | None = 
     server = Server(str(find_root(root)), idle=idle)
     server.slot = slot
     return server.run(spawned=spawned)
-
-
-def control(root: str | None, what: str, *, as_json: bool = False) -> int:
-    """``jitctx serve --status`` / ``--stop``: ask the root's server; 1 when none runs."""
-    from ..repo.universe import find_root
-
-    real = str(find_root(root))
-    folder = protocol.run_dir(os.environ, make=False)
-    fp = protocol.fingerprint(os.environ, protocol.PACKAGE, __version__)
-    path = protocol.socket_name(folder, real, fp) if folder else None
-    answer = registry.ask(path, what) if path is not None else None
-    if not answer:
-        sys.stdout.write(json.dumps({"root": real, "running": False}) + "\n" if as_json else f"no server runs for {real}\n")
-        return 1
-    if what == "stop":
-        sys.stdout.write(json.dumps({"root": real, "running": True, "stopping": True}) + "\n" if as_json else f"stopped the server for {real}\n")
-        return 0
-    try:
-        status = json.loads(answer)
-    except ValueError:
-        status = None
-    if not isinstance(status, dict):
-        sys.stdout.write(f"the server for {real} gave no status\n")
-        return 1
-    if as_json:
-        sys.stdout.write(json.dumps({"running": True, **status}, indent=2) + "\n")
-    else:
-        sys.stdout.write(registry.status_text(status) + "\n")
-    return 0

@@ -1,12 +1,13 @@
 """The watcher: notice HEAD moves and delivered-file changes as they happen.
 
-Owns sorting file-system events into "HEAD may have moved" / "a delivered
-file may have changed" / noise (a pure function, :func:`classify`) and
-:class:`HeadWatcher`, which listens with watchdog to the git dir and the
-delivered files' directories (never the whole tree, write events only),
-debounces, and calls back once things settle. watchdog enters jitctx here and
-nowhere else, imported lazily (the CLI start-up never pays for it). Does not
-judge staleness (``ledger``) or decide what to tell the agent (the Workspace).
+Owns :class:`HeadWatcher`, which listens with watchdog's observers to the
+git dir and the delivered files' directories (never the whole tree, write
+events only), sorts each event (``event_kinds.classify``), debounces, and calls
+back once things settle. watchdog enters jitctx here (its observers) and in
+``tree_watch`` (the server's folder events), imported lazily (the CLI
+start-up never pays for it). Does not sort events (``event_kinds``), hear
+watchdog's overflow reports (``overflow``), judge staleness (``ledger``) or
+decide what to tell the agent (the Workspace).
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ import logging
 import os
 import threading
 import time
-import weakref
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .event_kinds import GitPaths, classify
 from .ledger import Delivery, Ledger, stat_sig
+from .overflow import tap
 
-__all__ = ["BUSY_CAP", "DEBOUNCE", "GitPaths", "HeadWatcher", "MAX_WATCHED_DIRS", "POLL_INTERVAL", "TreeWatch", "classify"]
+__all__ = ["BUSY_CAP", "DEBOUNCE", "GitPaths", "HeadWatcher", "MAX_WATCHED_DIRS", "POLL_INTERVAL"]  # GitPaths: its parameter's type
 
 DEBOUNCE = 0.15  # seconds of quiet before a burst of events is judged
 BUSY_CAP = 2.0  # seconds of quiet after which a git operation that holds its lock is judged anyway
@@ -31,99 +33,6 @@ POLL_INTERVAL = 0.5  # seconds between scans of the polling observer (and stat p
 MAX_WATCHED_DIRS = 256  # native watches on delivered files' directories; files beyond are polled by stat
 
 log = logging.getLogger(__name__)
-
-
-# -- event classification (pure) ---------------------------------------------
-
-
-@dataclass(frozen=True, slots=True)
-class GitPaths:
-    """Absolute, resolved places git keeps what decides HEAD.
-
-    ``git_dir`` holds this work tree's HEAD (a linked worktree's is under the
-    common dir's ``worktrees/``; a submodule's under the superproject's
-    ``.git/modules/``); ``common_dir`` holds ``refs/heads/`` and ``packed-refs``.
-    """
-
-    git_dir: str
-    common_dir: str
-
-    @property
-    def heads(self) -> str:
-        return os.path.join(self.common_dir, "refs", "heads")
-
-    def busy(self) -> bool:
-        """A git operation is half-way: HEAD or the index locked, a rebase running."""
-        g = self.git_dir
-        return any(os.path.exists(os.path.join(g, name)) for name in ("HEAD.lock", "index.lock", "rebase-merge", "rebase-apply"))
-
-
-_HEAD_NAMES = frozenset({"HEAD", "HEAD.lock", "rebase-merge", "rebase-apply"})
-_COMMON_NAMES = frozenset({"packed-refs", "packed-refs.lock"})
-
-
-def classify(paths: Iterable[str], git: GitPaths | None, delivered: Mapping[str, str] | frozenset[str]) -> str | None:
-    """Sort one event by the paths it touches (source, and destination for a move).
-
-    ``"head"``: HEAD, a branch ref, ``packed-refs`` (or their ``.lock``, which
-    git writes just before renaming it over the real file), or the end of a
-    rebase; ``"file"``: a delivered file or a directory holding one;
-    ``None``: noise (the index, ORIG_HEAD, FETCH_HEAD, logs, other files).
-    """
-    kind = None
-    for p in paths:
-        if not p:
-            continue
-        parent, name = os.path.split(p)
-        if git is not None:
-            if parent == git.git_dir and name in _HEAD_NAMES:
-                return "head"
-            if parent == git.common_dir and name in _COMMON_NAMES:
-                return "head"
-            if p.startswith(git.heads + os.sep):
-                return "head"
-        if p in delivered:
-            kind = "file"
-        elif kind is None and any(r.startswith(p + os.sep) for r in delivered):
-            kind = "file"  # a directory holding delivered files came or went
-    return kind
-
-
-# -- the watcher ------------------------------------------------------------
-
-
-class _OverflowTap(logging.Handler):
-    """watchdog reports a kernel queue overflow only in its log; turn that into a full re-check."""
-
-    watchers: weakref.WeakSet[HeadWatcher] = weakref.WeakSet()
-
-    def emit(self, record: logging.LogRecord) -> None:
-        try:
-            text = record.getMessage()
-        except Exception:  # a malformed record is not ours to fix
-            return
-        if "overflow" in text.lower():
-            for w in list(self.watchers):
-                w.signal("overflow")
-
-
-_TAP = _OverflowTap(logging.WARNING)
-_TAP_LOGGERS = ("watchdog.observers.inotify_c", "watchdog.observers.inotify")
-_tap_lock = threading.Lock()
-
-
-def _tap(watcher: HeadWatcher, on: bool) -> None:
-    with _tap_lock:
-        if on:
-            _OverflowTap.watchers.add(watcher)
-        else:
-            _OverflowTap.watchers.discard(watcher)
-        for name in _TAP_LOGGERS:
-            lg = logging.getLogger(name)
-            if _OverflowTap.watchers and _TAP not in lg.handlers:
-                lg.addHandler(_TAP)
-            elif not _OverflowTap.watchers and _TAP in lg.handlers:
-                lg.removeHandler(_TAP)
 
 
 def _event_filter():
@@ -222,14 +131,14 @@ class HeadWatcher:
             self._observer.start()
             self._rearm()
         self.ledger.listen(self._on_record)
-        _tap(self, True)
+        tap(self, True)
         self._worker = threading.Thread(target=self._run, name="jitctx-watch", daemon=True)
         self._worker.start()
         return self
 
     def stop(self) -> None:
         """Stop and join every thread this watcher started; safe to call twice."""
-        _tap(self, False)
+        tap(self, False)
         self.ledger.unlisten(self._on_record)
         with self._cond:
             self._state.stopping = True
@@ -426,104 +335,3 @@ class _Handler:
 
     def dispatch(self, event) -> None:
         self.watcher.on_event(event)
-
-
-# -- folder events for the server's listing ----------------------------------
-
-
-def warm() -> None:
-    """Import the native observer ahead of its first use (the server, before it takes calls)."""
-    from watchdog.observers import inotify_c  # noqa: F401
-
-
-class TreeWatch:
-    """Entry events (created, deleted, moved) of chosen folders, one native watch each,
-    read in the order the kernel queued them, with a barrier.
-
-    Linux inotify through watchdog's ``InotifyFD`` (an instance of its own: its
-    thread reads one queue for every folder, so events keep their order). The
-    callbacks only collect; :meth:`drain` makes a barrier event in a private
-    folder and waits until the reader got to it, so it returns every event queued
-    before the call (a file created by the caller just before it asked is never
-    missed).
-    ``overflowed`` turns true when the kernel dropped events. Raises ``OSError``
-    where inotify cannot be used (``add`` raises ``ENOSPC`` past the user's watch limit).
-    """
-
-    def __init__(self, private_dir: str) -> None:
-        from watchdog.observers.inotify_c import InotifyConstants as C
-        from watchdog.observers.inotify_c import InotifyFD
-
-        self._C = C
-        entries = C.IN_CREATE | C.IN_DELETE | C.IN_MOVED_FROM | C.IN_MOVED_TO | C.IN_DELETE_SELF | C.IN_MOVE_SELF
-        # writes too (modify, close after writing): the listing must hear of a changed .gitignore
-        self.mask = entries | C.IN_MODIFY | C.IN_CLOSE_WRITE | C.IN_ONLYDIR | C.IN_DONT_FOLLOW | C.IN_EXCL_UNLINK
-        self.overflowed = False
-        self._events: list[tuple[int, int, bytes]] = []
-        self._cv = threading.Condition()
-        self._asked = 0
-        self._reached = 0
-        self._fd = InotifyFD()
-        self._fd.start()
-        import tempfile
-
-        self._barrier_dir = tempfile.mkdtemp(prefix="barrier-", dir=private_dir)
-        try:
-            self._barrier = self._fd.add_callback(os.fsencode(self._barrier_dir), C.IN_CREATE | C.IN_ONLYDIR, self, "barrier")  # type: ignore[arg-type]
-        except OSError:
-            self.close()
-            raise
-
-    def add(self, path: str, key: str) -> int:
-        """Watch the folder ``path`` (``key`` names it for :meth:`remove`); its watch descriptor."""
-        return self._fd.add_callback(os.fsencode(path), self.mask, self, key)  # type: ignore[arg-type]
-
-    def remove(self, wd: int, key: str) -> None:
-        self._fd.remove_callbacks([(wd, key)])  # type: ignore[list-item]
-
-    def drain(self, timeout: float = 1.0) -> list[tuple[int, int, bytes]] | None:
-        """Every event queued before this call, as (wd, mask, name); ``None`` when the
-        barrier did not come back within ``timeout`` (then nothing was taken)."""
-        with self._cv:
-            self._asked += 1
-            k = self._asked
-        name = os.path.join(self._barrier_dir, f"b{k}")
-        os.close(os.open(name, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
-        os.unlink(name)
-        deadline = time.monotonic() + timeout
-        with self._cv:
-            while self._reached < k:
-                left = deadline - time.monotonic()
-                if left <= 0:
-                    return None
-                self._cv.wait(left)
-            events, self._events = self._events, []
-            return events
-
-    # watchdog's callbacks, on its reader thread
-    def on_event(self, event) -> None:
-        with self._cv:
-            if event.wd == self._barrier:
-                if event.name.startswith(b"b") and event.name[1:].isdigit():
-                    self._reached = max(self._reached, int(event.name[1:]))
-                    self._cv.notify_all()
-                return
-            self._events.append((event.wd, event.mask, event.name))
-
-    def on_watch_deleted(self, wd: int) -> None:
-        with self._cv:
-            self._events.append((wd, self._C.IN_IGNORED, b""))
-
-    def on_queue_overflow(self) -> None:
-        with self._cv:
-            self.overflowed = True
-            self._cv.notify_all()
-
-    def close(self) -> None:
-        """Stop the reader thread and drop every watch."""
-        self._fd.stop()
-        self._fd.join(2.0)
-        try:
-            os.rmdir(self._barrier_dir)
-        except (OSError, AttributeError):
-            pass

@@ -291,7 +291,7 @@ def test_resource_updated_notification_when_preload_goes_stale(repo):
             read = await c.read_resource(PRELOAD_URI)
             assert "Keep functions small." in read.contents[0].text
             await c.call_tool("glob", {"pattern": "Makefile"})
-            await anyio.sleep(0.05)
+            await c.list_tools()  # a round trip: a notice of that call would have come before its answer
             assert heard == []
             repo.write("AGENTS.md", "# Agent notes\n\nRun `make check` now.\n")
             out = await c.call_tool("glob", {"pattern": "Makefile"})
@@ -440,15 +440,19 @@ def test_issue_12_a_result_naming_a_file_that_is_not_utf8_is_served(repo):
 def test_issue_12_a_cancelled_call_stops_its_work_and_the_next_call_is_answered(repo, monkeypatch, tmp_path):
     from jitctx.primitives.engines import rg as rg_mod
 
-    stub = tmp_path / "slow-rg"
-    stub.write_text("#!/bin/sh\nexec sleep 30\n")  # an rg that never ends
+    stub, started = tmp_path / "slow-rg", tmp_path / "rg-started"
+    stub.write_text(f"#!/bin/sh\n: > {started}\nexec sleep 30\n")  # an rg that never ends
     stub.chmod(0o755)
     monkeypatch.setattr(rg_mod, "find_rg", lambda: str(stub))
 
     async def scenario():
         async with Client(build_server(repo.root, poll=None).server) as c:
-            with anyio.move_on_after(0.5):
-                await c.call_tool("grep", {"pattern": "anything"})
+            with anyio.fail_after(15):
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(c.call_tool, "grep", {"pattern": "anything"})
+                    while not started.exists():  # the call is under way: rg runs
+                        await anyio.sleep(0.01)
+                    tg.cancel_scope.cancel()
             t0 = time.monotonic()
             h = await c.call_tool("head", {"path": "README.md", "n": 1})
             assert not h.is_error and time.monotonic() - t0 < 3

@@ -15,8 +15,13 @@ from jitctx.code import words
 from jitctx.code.index import Index
 from jitctx.code.rows import Definition
 from jitctx.errors import QueryError
+from jitctx.locate import answer as A
+from jitctx.locate import evidence as E
 from jitctx.locate import rank as L
+from jitctx.locate import regions as G
+from jitctx.locate import terms as T
 from jitctx.locate import terms as taskterms
+from jitctx.locate import weights as K
 
 
 def _analyze(path: str, data: bytes):
@@ -74,9 +79,9 @@ FILES = {
 
 
 def test_task_terms_split_weigh_and_drop():
-    t = L.task_terms("Fix `Rational.__add__` when adding to an einsum_path in myproj", repo_name="myproj")
-    assert t.weights["rational"] == L.CODE_WEIGHT  # each part of a qualified name is a name
-    assert t.weights["einsumpath"] == L.CODE_WEIGHT and t.weights["einsum"] == 1 and t.weights["path"] == 1
+    t = T.task_terms("Fix `Rational.__add__` when adding to an einsum_path in myproj", repo_name="myproj")
+    assert t.weights["rational"] == T.CODE_WEIGHT  # each part of a qualified name is a name
+    assert t.weights["einsumpath"] == T.CODE_WEIGHT and t.weights["einsum"] == 1 and t.weights["path"] == 1
     assert "add" not in t.weights or t.weights["add"] >= 1
     assert "myproj" not in t.weights and "myproj" in t.dropped
     assert "fix" not in t.weights and "when" not in t.weights
@@ -84,60 +89,39 @@ def test_task_terms_split_weigh_and_drop():
 
 
 def test_task_terms_camel_case_and_options():
-    t = L.task_terms("JPEGLoadingContext ignores --pyargs")
-    assert t.weights["jpegloadingcontext"] == L.CODE_WEIGHT and t.weights["jpeg"] == 1
-    assert t.weights["pyargs"] == L.CODE_WEIGHT
+    t = T.task_terms("JPEGLoadingContext ignores --pyargs")
+    assert t.weights["jpegloadingcontext"] == T.CODE_WEIGHT and t.weights["jpeg"] == 1
+    assert t.weights["pyargs"] == T.CODE_WEIGHT
     assert "JPEGLoadingContext" in t.names and "pyargs" not in t.names
 
 
 @pytest.mark.parametrize("task", ["", "   ", "the and of it", "!!! ??? ...", "12 345 6789"])
 def test_task_without_words_is_a_clear_error(task):
     with pytest.raises(QueryError) as e:
-        L.task_terms(task)
+        T.task_terms(task)
     assert e.value.fields["field"] == "task" and e.value.hint
 
 
 def test_task_not_text_is_an_error():
     with pytest.raises(QueryError):
-        L.task_terms(None)  # type: ignore[arg-type]
+        T.task_terms(None)  # type: ignore[arg-type]
 
 
 def test_long_task_is_bounded():
     task = " ".join(f"word{i}x" for i in range(30_000))  # ~240 KB
-    t = L.task_terms(task)
-    assert len(t.weights) == L.MAX_TERMS and t.cut and t.chars == L.MAX_TASK_CHARS
+    t = T.task_terms(task)
+    assert len(t.weights) == T.MAX_TERMS and t.cut and t.chars == T.MAX_TASK_CHARS
 
 
 def test_non_ascii_task_terms():
-    t = L.task_terms("Größe der Übersetzung prüfen: 翻訳")
+    t = T.task_terms("Größe der Übersetzung prüfen: 翻訳")
     assert "größe" in t.weights and "übersetzung" in t.weights and "翻訳" in t.weights
 
 
 def test_mentions_tests_and_docs():
-    assert L.task_terms("add a test for the parser").tests
-    assert L.task_terms("document the parser options").docs is False
-    assert L.task_terms("update the docs for parser").docs
-
-
-@pytest.mark.parametrize(
-    ("path", "role"),
-    [
-        ("src/app.py", "source"),
-        ("tests/test_app.py", "test"),
-        ("app_test.go", "test"),
-        ("docs/guide.rst", "doc"),
-        ("README.md", "doc"),
-        ("CHANGES", "doc"),
-        ("examples/demo.py", "doc"),
-        ("setup.cfg", "data"),
-        ("artwork/logo.svg", "data"),
-        ("static/app.min.js", "data"),
-        ("Makefile", "other"),
-        ("lib/x.c", "source"),
-    ],
-)
-def test_file_role(path, role):
-    assert L.file_role(path) == role
+    assert T.task_terms("add a test for the parser").tests
+    assert T.task_terms("document the parser options").docs is False
+    assert T.task_terms("update the docs for parser").docs
 
 
 def test_source_ranks_before_tests_and_docs(tmp_path):
@@ -177,7 +161,7 @@ def test_line_window_without_definitions(tmp_path):
     (region,) = got.files[0].regions[:1]
     assert region.kind == "lines" and region.symbol is None
     assert region.start_line <= 51 <= region.end_line
-    assert region.end_line - region.start_line + 1 <= L.WINDOW
+    assert region.end_line - region.start_line + 1 <= G.WINDOW
     assert set(region.why) >= {"frobnicate", "knob"}
 
 
@@ -194,7 +178,7 @@ def test_no_hits_is_an_empty_answer_that_says_so(tmp_path):
     idx = _index(tmp_path, FILES)
     got = L.locate(idx, "zebra quagga", read=_read(FILES))
     assert got.files == () and got.total == 0
-    res = L.to_result(got)
+    res = A.to_result(got)
     assert res.is_empty and res.results == []
     assert "no file holds any of the task's terms" in res.notice and "zebra" in res.notice
 
@@ -236,7 +220,7 @@ def test_long_task_through_the_cli_is_bounded_and_says_so(repo, capsys):
     code = cli.main(["locate", "--task", task, "--root", str(repo.root), "--json"])
     d = __import__("json").loads(capsys.readouterr().out)
     assert code == 0 and d["results"][0]["path"] == "src/util/helpers.py"
-    assert f"searched {L.MAX_TERMS} of its" in d["notice"] and "characters of the task were read" in d["notice"]
+    assert f"searched {T.MAX_TERMS} of its" in d["notice"] and "characters of the task were read" in d["notice"]
 
 
 def test_non_ascii_task_and_identifiers(repo, capsys):
@@ -356,7 +340,7 @@ def test_issue_24_a_name_table_binds_a_word_to_its_function(tmp_path):
     got = L.locate(idx, "`can_cast` is not supported for scalars", read=_read(files))
     assert got.files[0].path == "src/convert_datatype.c" and "defines array_can_cast_safely" in got.files[0].why
     # no binding without the file's lines (a caller that reads nothing): the plain ranking
-    plain, _idf, _total = L.rank(idx, L.task_terms("Handle large getrange requests"))
+    plain, _idf, _total = L.rank(idx, T.task_terms("Handle large getrange requests"))
     assert plain[0].path != "src/t_string.c"
 
 
@@ -369,15 +353,15 @@ def test_a_word_held_widely_is_looked_for_in_the_best_files_only(tmp_path, monke
         **{f"src/f{i}.c": f"int f{i}(void) {{ return {i}; }} /* handle large requests */\n" for i in range(6)},
     }
     idx = _index(tmp_path, files, _analyze_c)
-    monkeypatch.setattr(L, "HOLDING_DF", 0)
-    monkeypatch.setattr(L, "_holding", lambda *a: pytest.fail("holders listed for a word above HOLDING_DF"))
+    monkeypatch.setattr(E, "HOLDING_DF", 0)
+    monkeypatch.setattr(E, "_holding", lambda *a: pytest.fail("holders listed for a word above HOLDING_DF"))
     got = L.locate(idx, "Handle large getrange requests", read=_read(files))
     assert got.files[0].path == "src/t_string.c" and "defines getrangeCommand" in got.files[0].why
 
 
 def test_issue_24_a_common_word_binds_nothing(tmp_path):
     # "help" is in every table: a word in more than BIND_DF files is no binding
-    files = {f"src/tool{i}.c": f'static struct opt opts[] = {{\n    {{"help", tool{i}Help}},\n}};\nvoid tool{i}Help(void) {{ }}\n' for i in range(L.BIND_DF + 2)}
+    files = {f"src/tool{i}.c": f'static struct opt opts[] = {{\n    {{"help", tool{i}Help}},\n}};\nvoid tool{i}Help(void) {{ }}\n' for i in range(K.BIND_DF + 2)}
     files["src/module.c"] = "void moduleReply(void) {\n    /* the module help reply */\n}\n" * 4
     idx = _index(tmp_path, files, _analyze_c)
     got = L.locate(idx, "Add module help reply", read=_read(files))
@@ -439,7 +423,7 @@ def test_issue_24_a_generated_file_and_a_stub_come_after_their_sources(tmp_path)
     order = [f.path for f in got.files]
     assert order.index("src/parser.y") < order.index("src/parser.c")
     assert "generated" in next(f for f in got.files if f.path == "src/parser.c").why
-    assert L.rank(idx, L.task_terms("Accept a NUMBER literal with a leading dot"))[0][0].path == "src/parser.c"  # without the lines
+    assert L.rank(idx, T.task_terms("Accept a NUMBER literal with a leading dot"))[0][0].path == "src/parser.c"  # without the lines
     got = L.locate(idx, "frobnicate: frob1 returns the wrong number", read=_read(files))
     order = [f.path for f in got.files]
     assert order.index("pkg/frob.py") < order.index("pkg/frob.pyi")
@@ -532,7 +516,7 @@ def test_issue_24_a_constant_the_outline_does_not_see_brings_its_file(tmp_path):
     idx = _index(tmp_path, files)
     got = L.locate(idx, "Increase chunkSize from 100 to 1000 to reduce lock contention", read=_read(files))
     assert got.files[0].path == "src/constants.go" and "defines chunkSize" in got.files[0].why
-    assert L.rank(idx, L.task_terms("Increase chunkSize from 100 to 1000 to reduce lock contention"))[0][0].path != "src/constants.go"
+    assert L.rank(idx, T.task_terms("Increase chunkSize from 100 to 1000 to reduce lock contention"))[0][0].path != "src/constants.go"
 
 
 def test_mentions_generated():
@@ -555,20 +539,20 @@ def test_vendored_code_comes_after_the_projects_own_unless_named(tmp_path, monke
     idx = _index(tmp_path, files)
     assert L.locate(idx, "Simplify the mutex usage", read=_read(files)).files[0].path == "src/lazyfree.c"
     assert L.locate(idx, "jemalloc: simplify the mutex usage", read=_read(files)).files[0].path == "deps/jemalloc/src/arena.c"
-    assert not L.vendored("src/deps.c", L.task_terms("mutex")) and L.vendored("vendor/x/y.go", L.task_terms("mutex"))
+    assert not L.vendored("src/deps.c", T.task_terms("mutex")) and L.vendored("vendor/x/y.go", T.task_terms("mutex"))
     monkeypatch.setattr(L, "VENDOR_PRIOR", 1.0)  # without the rule the vendored copy is first
     assert L.locate(idx, "Simplify the mutex usage", read=_read(files)).files[0].path == "deps/jemalloc/src/arena.c"
 
 
 def test_the_area_a_task_starts_with_weighs_more():
     # "nss: fix the build with http2": the area before the colon is what changes
-    terms = L.task_terms("nss: fix compiler error when built with http2")
-    assert terms.weights["nss"] == 1 + L.AREA_WEIGHT and terms.weights["compiler"] == 1
-    terms = L.task_terms("Curl_wait_for_resolv: correct the timeout")
-    assert terms.weights["curlwaitforresolv"] == L.CODE_WEIGHT + L.AREA_WEIGHT
+    terms = T.task_terms("nss: fix compiler error when built with http2")
+    assert terms.weights["nss"] == 1 + T.AREA_WEIGHT and terms.weights["compiler"] == 1
+    terms = T.task_terms("Curl_wait_for_resolv: correct the timeout")
+    assert terms.weights["curlwaitforresolv"] == T.CODE_WEIGHT + T.AREA_WEIGHT
     # no area: a sentence with a colon later, or a long lead-in
-    assert L.task_terms("fix the build: nss and http2").weights["nss"] == 1
-    assert L.task_terms("when the nss code is built with http2: fix it").weights["nss"] == 1
+    assert T.task_terms("fix the build: nss and http2").weights["nss"] == 1
+    assert T.task_terms("when the nss code is built with http2: fix it").weights["nss"] == 1
 
 
 def test_the_area_brings_its_file_first(tmp_path, monkeypatch):
@@ -587,9 +571,9 @@ def test_the_area_brings_its_file_first(tmp_path, monkeypatch):
 
 def test_a_name_made_of_the_repositorys_own_name_is_not_looked_up():
     # "the _pytest package" in pytest: `_pytest` is the project, not a definition to find
-    terms = L.task_terms("pytest.mark.hookwrapper is used nowhere in the _pytest package", repo_name="pytest")
+    terms = T.task_terms("pytest.mark.hookwrapper is used nowhere in the _pytest package", repo_name="pytest")
     assert terms.names == ("pytest.mark.hookwrapper",)
-    assert L.task_terms("the _pytest package", repo_name="other").names == ("_pytest",)
+    assert T.task_terms("the _pytest package", repo_name="other").names == ("_pytest",)
 
 
 def test_the_ranking_is_the_same_in_every_process():
@@ -599,10 +583,11 @@ def test_the_ranking_is_the_same_in_every_process():
     import sys
 
     code = (
-        "from jitctx.locate import rank as L\n"
-        "t = L.task_terms('rewrite: keep the configs and the config comments')\n"
-        "c = [L.Candidate('src/config.c', 1.0, 100, 'source'), L.Candidate('src/rewrite.c', 0.5, 100, 'source')]\n"
-        "L.name_bonus(c, t, {w: 1.0 + len(w) / 10 for w in t.weights})\n"
+        "from jitctx.locate import evidence as E\n"
+        "from jitctx.locate import terms as T\n"
+        "t = T.task_terms('rewrite: keep the configs and the config comments')\n"
+        "c = [E.Candidate('src/config.c', 1.0, 100, 'source'), E.Candidate('src/rewrite.c', 0.5, 100, 'source')]\n"
+        "E.name_bonus(c, t, {w: 1.0 + len(w) / 10 for w in t.weights})\n"
         "print([(x.path, x.named, round(x.bonus, 6)) for x in c])\n"
     )
     seen = {

@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from jitctx.errors import QueryError
+from jitctx.locate import answer as A
 from jitctx.locate import quick as Q
-from jitctx.locate import rank as L
 from jitctx.refs import mtime_of
 from jitctx.repo.policy import PathPolicy
 from jitctx.repo.universe import Repo, find_root
@@ -42,14 +42,14 @@ class Reader:
         return data, mtime_of(st)
 
 
-def _quick(root, task: str, *, delay: float = 0.0, **kw) -> tuple[L.Located, Reader]:
+def _quick(root, task: str, *, delay: float = 0.0, **kw) -> tuple[A.Located, Reader]:
     repo = Repo(find_root(root))
     policy = PathPolicy(repo.root)
     reader = Reader(policy, delay)
     return Q.quick_locate(repo, policy, task, read=reader, repo_name=repo.root.name, **kw), reader
 
 
-def _paths(found: L.Located) -> list[str]:
+def _paths(found: A.Located) -> list[str]:
     return [f.path for f in found.files]
 
 
@@ -108,7 +108,7 @@ def test_a_tiny_deadline_still_answers_quickly_and_says_so(repo):
     t = time.monotonic()
     found, _ = _quick(repo.root, "make greet shout", deadline=time.monotonic() + 0.001)
     assert time.monotonic() - t < 1.0
-    assert isinstance(found, L.Located) and found.notice and "stopped at its time cap" in found.notice
+    assert isinstance(found, A.Located) and found.notice and "stopped at its time cap" in found.notice
 
 
 def test_slow_reads_degrade_to_fewer_files_read(repo):
@@ -140,7 +140,7 @@ def test_renders_through_locate_like_the_indexed_answer(repo):
         files = [{**f, "score": None, "regions": [{**r, "score": None} for r in f["regions"]]} for f in d["results"]]
         return {**d, "results": files, "git_head": None, "instructions": None, "stale": None}
 
-    assert unscored(L.to_result(quick).to_dict()) == unscored(indexed.to_dict())
+    assert unscored(A.to_result(quick).to_dict()) == unscored(indexed.to_dict())
     text = quick.files[0].render()
     assert text.startswith("src/util/helpers.py  119 B") and "1-2 greet (function" in text
 
@@ -155,7 +155,7 @@ def test_defines_a_code_like_name(make_repo):
 
 def test_no_hits_is_an_empty_answer_that_says_so(repo):
     found, _ = _quick(repo.root, "zebra quagga")
-    res = L.to_result(found)
+    res = A.to_result(found)
     assert res.is_empty and res.notice is not None and "no file holds any of the task's terms" in res.notice
 
 

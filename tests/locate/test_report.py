@@ -11,6 +11,8 @@ from __future__ import annotations
 import pytest
 from conftest import FIXTURES
 
+from jitctx.locate import answer as A
+from jitctx.locate import evidence as E
 from jitctx.locate import pointers as P
 from jitctx.locate import rank as L
 from jitctx.locate.report import Frame, read_report
@@ -56,7 +58,7 @@ def test_issue_31_boilerplate_is_recognised_and_said():
     assert sum(1 for k in t.kinds.values() if k == "boilerplate") <= KIND_BUDGET["boilerplate"]
     assert t.kinds.get("pricing") == "frame" and t.kinds.get("applydiscount") == "frame"
     assert t.weak_left > 0
-    notes = L.task_notes(text, t)
+    notes = A.task_notes(text, t)
     assert any(n.startswith("read as boilerplate, weighing little") and "(environment)" in n for n in notes)
 
 
@@ -107,8 +109,8 @@ def test_issue_31_two_words_the_code_writes_as_one(tmp_path):
 
 def test_issue_31_a_folder_names_its_entry_file():
     words = {"quarterofyear": "quarterofyear"}
-    assert L.names_file("src/plugin/quarterOfYear/index.js", words) == ("quarterOfYear", ["quarterofyear"])
-    assert L.names_file("src/plugin/quarterOfYear/utils.js", words) is None
+    assert E.names_file("src/plugin/quarterOfYear/index.js", words) == ("quarterOfYear", ["quarterofyear"])
+    assert E.names_file("src/plugin/quarterOfYear/utils.js", words) is None
 
 
 def test_issue_31_a_backticked_phrase_is_no_row_of_names():

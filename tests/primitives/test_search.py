@@ -338,18 +338,32 @@ def test_issue_12_a_cancelled_grep_stops_promptly(repo, backend, monkeypatch, tm
     import threading
 
     from jitctx import cancel
+    from jitctx.primitives.engines import py as py_mod
 
     repo.write("slow.txt", "x" * 20000 + "\n")
+    started = threading.Event()  # the grep is at work: rg runs, or the regex meets slow.txt
     if backend == "rg":  # a stand-in for rg that never ends
         stub = tmp_path / "slow-rg"
-        stub.write_text("#!/bin/sh\nexec sleep 30\n")
+        stub.write_text(f"#!/bin/sh\n: > {tmp_path / 'rg-started'}\nexec sleep 30\n")
         stub.chmod(0o755)
         monkeypatch.setattr(rg_mod, "find_rg", lambda: str(stub))
+    else:
+        search = py_mod._Searcher.search
+
+        def searching(self, text, *args, **kwargs):
+            if "x" * 100 in text:  # slow.txt
+                started.set()
+            return search(self, text, *args, **kwargs)
+
+        monkeypatch.setattr(py_mod._Searcher, "search", searching)
     ws = Workspace(repo.root)
     token, out = threading.Event(), {}
     worker = threading.Thread(target=lambda: out.setdefault("r", cancel.call(token, ws.grep, "(x+x+)+y", backend=backend, timeout=60)))
     worker.start()
-    time.sleep(0.5)
+    deadline = time.monotonic() + 15
+    while not (started.is_set() or (tmp_path / "rg-started").exists()):
+        assert time.monotonic() < deadline and worker.is_alive(), "the grep did not start"
+        started.wait(0.01)
     cancelled_at = time.monotonic()
     token.set()
     worker.join(10)

@@ -225,13 +225,13 @@ def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_
     import errno
 
     import jitctx.server.kept_listing as livelist
-    from jitctx.session import watcher
+    from jitctx.session import tree_watch
 
     repo = make_repo("basic")
     private = tempfile.mkdtemp(prefix="jx-live-", dir="/tmp")
     r = Repo(repo.root)
     assert r.git is not None
-    real = watcher.TreeWatch
+    real = tree_watch.TreeWatch
     refuse = [True]
 
     def limited(private_dir: str):
@@ -239,7 +239,7 @@ def test_issue_30_inotify_limits_make_the_listing_not_kept_and_tried_again(make_
             raise OSError(code, "inotify instance limit reached" if code == errno.EMFILE else "inotify watch limit reached")
         return real(private_dir)
 
-    monkeypatch.setattr(watcher, "TreeWatch", limited)
+    monkeypatch.setattr(tree_watch, "TreeWatch", limited)
     kept = LiveListing(r.root, r.git.git_dir, r.git.common_dir, private, None)
     try:
         kept.start()

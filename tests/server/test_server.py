@@ -255,6 +255,7 @@ def test_issue_21_ctrl_c_stops_the_call_in_the_server(make_repo):
     for i in range(300):
         repo.write(f"slow/f{i}.txt", ("a" * 30 + "\n") * 200)
     jitctx("glob", "*.md", cwd=root, server=True)
+    server = _server_pid(root)
     env = subprocess_env(JITCTX_SERVER="wait")
     proc = subprocess.Popen(
         [sys.executable, "-m", "jitctx", "grep", "(a|aa)+$", "--backend", "python", "--mode", "content", "--limit", "10000"],
@@ -263,7 +264,7 @@ def test_issue_21_ctrl_c_stops_the_call_in_the_server(make_repo):
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
     )
-    time.sleep(1.0)
+    _wait_holding(server, proc.stdout.fileno())  # the call runs in the server: it holds the caller's stdout
     proc.send_signal(signal.SIGINT)
     proc.communicate(timeout=30)
     assert proc.returncode == 130
@@ -311,6 +312,22 @@ def _server_pid(root: Path, **env: str) -> int:
         time.sleep(0.05)
     assert code == 0, out
     return int(out.decode().split()[1].rstrip(","))
+
+
+def _wait_holding(pid: int, fd: int, limit: float = 15.0) -> None:
+    """Wait until process ``pid`` holds the pipe whose other end is this process's ``fd``
+    (a server running a call holds the caller's stdout)."""
+    pipe = os.readlink(f"/proc/self/fd/{fd}")
+    deadline = time.monotonic() + limit
+    while True:
+        try:
+            held = {os.readlink(f"/proc/{pid}/fd/{n}") for n in os.listdir(f"/proc/{pid}/fd")}
+        except OSError:  # a descriptor closed while listed
+            held = set()
+        if pipe in held:
+            return
+        assert time.monotonic() < deadline, f"process {pid} did not take the call within {limit:g} s"
+        time.sleep(0.01)
 
 
 def _wait_gone(pid: int, limit: float = 10.0) -> None:

@@ -9,7 +9,8 @@ from fakes_assemble import FakePreload, FakeWorkspace
 
 from jitctx.adapters import cli
 from jitctx.errors import QueryError
-from jitctx.locate.rank import FileHit, Region
+from jitctx.locate.answer import FileHit
+from jitctx.locate.regions import Region
 from jitctx.refs import Result
 from jitctx.session.workspace import Workspace
 from jitctx.window.assemble import AssembleConfig

@@ -252,8 +252,8 @@ class RgBackend(SearchBackend):
                 # an ignore file rg would block on (a FIFO): rg reads none, and its
                 # output is held to the universe (listed by walking) afterwards
                 args += ["--no-ignore-vcs", "--no-ignore-exclude", "--no-ignore-global", "--no-ignore-parent"]
-            elif not scope.repo.is_git:
-                args.append("--no-require-git")
+            elif not scope.repo.is_git:  # the .gitignore files under the root alone, as the walk (repo.ignore)
+                args += ["--no-require-git", "--no-ignore-global", "--no-ignore-exclude", "--no-ignore-parent"]
         if spec.ignore_case:
             args.append("-i")
         if spec.fixed_strings:

@@ -6,8 +6,9 @@ walk skips them), how many denied files are tracked in scope, and which
 ``core.excludesFile`` is configured (rg reads only the global one). Only
 small answers come back to Python: one ``git ls-files`` output is scanned
 with ``bytes.find`` for literals, and the few entries found are checked
-exactly (the policy, ``git check-ignore``). git runs through ``gitcmd``.
-Does not run rg (``rg``) or own the universe's definition (``repo``).
+exactly (the policy; the ignore rules, ``repo.ignore``). git runs through
+``gitcmd``. Does not run rg (``rg``), decide what a rule ignores
+(``repo.ignore``) or own the universe's definition (``repo``).
 """
 
 from __future__ import annotations
@@ -18,8 +19,7 @@ import re
 from dataclasses import dataclass
 from pathlib import Path
 
-from ...errors import RepoError
-from ...repo import gitcmd
+from ...repo import gitcmd, ignore
 from ...repo.policy import read_small
 from ...repo.universe import Repo
 from ...text.globs import entries_containing, literal_run
@@ -47,34 +47,6 @@ def _decoded(entries) -> list[str]:
     return [e.decode("utf-8", "surrogateescape") for e in entries if e]
 
 
-def _exclude_files(repo: Repo, configured: str | None) -> list[Path]:
-    """``info/exclude`` and the global excludes file (git's default unless configured)."""
-    out = []
-    if repo.git is not None:
-        out.append(repo.git.common_dir / "info" / "exclude")
-    xdg = Path(os.environ.get("XDG_CONFIG_HOME") or os.path.expanduser("~/.config"))
-    out.append(Path(configured) if configured else xdg / "git" / "ignore")
-    return out
-
-
-def _outer_gitignores(repo: Repo) -> list[Path]:
-    """``.gitignore`` at the root and in every directory above it up to the git top.
-
-    The listing holds only files at or below the root, and an untracked
-    ``.gitignore`` still applies; rules above the root (a root that is a
-    subfolder of the repository) apply to the files below it too.
-    """
-    out = []
-    top = repo.git.top if repo.git is not None else repo.root
-    d = Path(repo.root)
-    while True:
-        if (d / ".gitignore").is_file():
-            out.append(d / ".gitignore")
-        if d == top or d.parent == d:
-            return out
-        d = d.parent
-
-
 def tracked_extras(scope: Scope, excludes: str | None) -> Extras:
     """Runs beside rg: tracked files in scope -> denied count and tracked-but-ignored files.
 
@@ -100,7 +72,8 @@ def tracked_extras(scope: Scope, excludes: str | None) -> Extras:
     else:  # deny names match in any case: scan the lower-cased listing (a count: the case of a name does not matter)
         cands = _decoded(entries_containing(listing.lower(), [r.encode("utf-8", "surrogateescape") for r in runs], b"\0"))
     denied = sum(1 for p in in_scope(cands) if spec.is_denied(p))
-    ignored = () if spec.include_ignored else tuple(in_scope(_remembered(scope, listing, excludes)))
+    # rg reads no ignore file where git would block on one: then it skips no tracked file
+    ignored = () if spec.include_ignored or not scope.repo.ignores.by_git else tuple(in_scope(_remembered(scope, listing, excludes)))
     return Extras(listing, denied, ignored)
 
 
@@ -228,12 +201,12 @@ def _holding(paths: list[bytes], hit: set[bytes], skip: int = 0) -> list[bytes]:
     return [head + r for r in found if not hit.isdisjoint(r.split(b"/"))]
 
 
-def _sources(repo: Repo, listing: bytes, excludes: str | None) -> list[tuple[str, Path]]:
+def _sources(repo: Repo, listing: bytes) -> list[tuple[str, Path]]:
     """The ignore files that apply, each with the folder its rules are relative to."""
     found = _decoded(entries_containing(listing, [b".gitignore"], b"\0"))
     sources: list[tuple[str, Path]] = [("" if p == ".gitignore" else p[: -len(".gitignore")], repo.root / p) for p in found if p == ".gitignore" or p.endswith("/.gitignore")]
-    sources += [("", p) for p in _outer_gitignores(repo)]
-    sources += [("", p) for p in _exclude_files(repo, excludes)]
+    sources += [("", p) for p in repo.ignores.outer_gitignores()]
+    sources += [("", p) for p in repo.ignores.outside_files()]
     return sources
 
 
@@ -244,7 +217,7 @@ def _signature(repo: Repo, listing: bytes, excludes: str | None) -> bytes | None
     if repo.git is None:
         return None
     parts = [str(repo.root), str(excludes)]
-    for path in [repo.git.git_dir / "index", *(p for _, p in _sources(repo, listing, excludes))]:
+    for path in [repo.git.git_dir / "index", *(p for _, p in _sources(repo, listing))]:
         try:
             st = os.stat(path)
         except OSError:
@@ -376,7 +349,7 @@ def _ignored_tracked(repo: Repo, listing: bytes, in_scope, excludes: str | None)
     Measured on the 101k-file real tree: ~0.6 s before (53k paths asked of
     git), docs/benchmarks.md.
     """
-    sources = _sources(repo, listing, excludes)
+    sources = _sources(repo, listing)
     rules: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}  # folder -> shapes of its unanchored rules
     anchored: list[tuple[str, tuple[int, str, tuple[str, ...]] | None]] = []  # (path prefix, shape of the last segment)
     everything: set[str] = set()  # folders whose every path is a candidate
@@ -427,9 +400,4 @@ def _ignored_tracked(repo: Repo, listing: bytes, in_scope, excludes: str | None)
             lo, hi = _range(paths, base)
             keep.update(paths[lo:hi])
         cands = in_scope(sorted(_decoded(keep)))
-    if not cands:
-        return []
-    try:
-        return sorted(gitcmd.check_ignore(repo.root, cands, no_index=True))
-    except RepoError:
-        return []
+    return sorted(ignore.matched(repo.root, cands))
