@@ -43,7 +43,7 @@ from dataclasses import replace
 
 from ..code import words as W
 from . import pointers as P
-from .answer import Located, reader, show, task_notes, to_result
+from .answer import Located, reader, show, task_notes
 from .evidence import Candidate, bind, candidate, credit, declared, definitions, hubs, listed, name_bonus, paired, quote
 from .regions import REGIONS, SCORE_DIGITS
 from .roles import file_role
@@ -67,7 +67,7 @@ from .weights import (
     VENDOR_PRIOR,
 )
 
-__all__ = ["cued", "idf_of", "locate", "prior", "rank", "rescore", "to_result", "vendored"]  # to_result: session.workspace imports it from here
+__all__ = ["cued", "idf_of", "locate", "prior", "rank", "rescore", "vendored"]
 
 
 def _expression(weights: dict[str, int], content_only: set[str]) -> str:

@@ -57,7 +57,8 @@ class Events:
 
     def start(self, poll: bool = False):
         """Start the watcher (idempotent) and return it."""
-        from .watcher import GitPaths, HeadWatcher
+        from .event_kinds import GitPaths
+        from .watcher import HeadWatcher
 
         with self._lock:
             if self.watcher is None:

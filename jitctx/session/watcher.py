@@ -25,7 +25,7 @@ from .event_kinds import GitPaths, classify
 from .ledger import Delivery, Ledger, stat_sig
 from .overflow import tap
 
-__all__ = ["BUSY_CAP", "DEBOUNCE", "GitPaths", "HeadWatcher", "MAX_WATCHED_DIRS", "POLL_INTERVAL"]  # GitPaths: its parameter's type
+__all__ = ["BUSY_CAP", "DEBOUNCE", "HeadWatcher", "MAX_WATCHED_DIRS", "POLL_INTERVAL"]
 
 DEBOUNCE = 0.15  # seconds of quiet before a burst of events is judged
 BUSY_CAP = 2.0  # seconds of quiet after which a git operation that holds its lock is judged anyway

@@ -412,7 +412,8 @@ class Workspace:
         empty task, only stop words) is a ``QueryError`` naming it.
         ``file_tokens=False`` skips pricing whole files (regions are always priced).
         """
-        from ..locate.rank import locate, to_result
+        from ..locate.answer import to_result
+        from ..locate.rank import locate
         from ..query import LocateQuery
         from ..refs import mtime_of
         from ..text.redact import redact_bytes, redact_text

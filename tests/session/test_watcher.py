@@ -22,8 +22,9 @@ from pathlib import Path
 import pytest
 
 from jitctx.adapters import cli
+from jitctx.session.event_kinds import GitPaths
 from jitctx.session.ledger import Ledger
-from jitctx.session.watcher import GitPaths, HeadWatcher
+from jitctx.session.watcher import HeadWatcher
 from jitctx.session.workspace import Workspace
 
 GIT_DATE = "2024-01-01T00:00:00+00:00"
