@@ -446,9 +446,9 @@ class RgBackend(SearchBackend):
     def holding(self, scope: Scope, paths: list[str], literals: tuple[str, ...]) -> tuple[set[str], bool]:
         """Which of ``paths`` (regular files when the count pass saw them) hold any of
         ``literals``; and whether the time cap cut the check. rg is named the files
-        here, a batch of arguments at a time: what it reads is never shown, only
-        whether a literal is in it, and a file swapped for a link since counts as
-        holding one (the caller then judges its lines, read through the opener)."""
+        here, a batch of arguments at a time. rg follows a file swapped for a link
+        since the count; what it reads is never shown, only whether a literal is in
+        it, and the caller judges a file's lines from text read through the opener."""
         args = [self.exe, "--no-config", "--files-with-matches", "--null", "--fixed-strings", "--text", "--no-messages"]
         for lit in literals:
             args += ["-e", lit]
