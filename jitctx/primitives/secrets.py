@@ -28,7 +28,7 @@ from collections import OrderedDict
 from ..errors import QueryError
 from ..repo.policy import Opener
 from ..text.lines import decode, split_lines
-from ..text.redact import NEEDLES, redact_lines
+from ..text.redact import NEEDLE_MAX, NEEDLES, holds_needle, redact_bytes, redact_lines
 from .engines.scope import Scope
 
 __all__ = ["RACY_NS", "binary_match_shown", "holding_needles", "page_without", "without_secret_matches"]
@@ -87,8 +87,6 @@ def _holding(scope: Scope, paths: list[str]) -> tuple[set[str], bool]:
     """The needle check read here, through the policy's opener (no link followed). The
     time cap cuts it only inside a big file: a search cut by the cap still judges the
     few files it found."""
-    longest = max(len(n) for n in NEEDLES)
-    needles = [n.encode() for n in NEEDLES]
     found: set[str] = set()
     with scope.policy.opener() as opener:
         for path in paths:
@@ -104,10 +102,10 @@ def _holding(scope: Scope, paths: list[str]) -> tuple[set[str], bool]:
                         return found, True
                     read += len(block)
                     text = tail + block
-                    if any(n in text for n in needles):
+                    if holds_needle(text):
                         found.add(path)
                         break
-                    tail = text[-(longest - 1) :]
+                    tail = text[-(NEEDLE_MAX - 1) :]
     return found, False
 
 
@@ -196,15 +194,14 @@ def binary_match_shown(scope: Scope, path: str) -> bool:
     file that contains the pattern, and that must not confirm a secret either."""
     from .engines.py import compile_pattern
 
-    found, _ = _holding(scope, [path])
-    if not found:
-        return True
     spec = scope.spec
     try:
         with scope.policy.opener() as opener:
             data, _ = opener.read(path, CONTEXT_READ)
+        shown = redact_bytes(data)
+        if shown is data:
+            return True  # no secret in it
         rx = compile_pattern(spec.pattern, fixed_strings=spec.fixed_strings, ignore_case=spec.ignore_case)
-        text = redact_lines(decode(data)[0].split("\n"))[0]
-        return rx.search("\n".join(text), timeout=max(spec.remaining(), 1e-3)) is not None
+        return rx.search(decode(shown)[0], timeout=max(spec.remaining(), 1e-3)) is not None
     except (OSError, QueryError, TimeoutError):
         return False

@@ -21,7 +21,9 @@ from collections.abc import Iterable
 __all__ = [
     "KEY_MARK",
     "NEEDLES",
+    "NEEDLE_MAX",
     "Finding",
+    "holds_needle",
     "key_block_lines",
     "key_state",
     "looks_like_key_body",
@@ -226,12 +228,18 @@ def redact_text(text: str) -> tuple[str, list[Finding]]:
 
 
 _NEEDLE_BYTES = tuple(n.encode() for n in NEEDLES)
+NEEDLE_MAX = max(map(len, NEEDLES))  # bytes: a needle split across two blocks lies within this much of their seam
+
+
+def holds_needle(data: bytes) -> bool:
+    """Whether ``data`` holds one of the rules' needles (without one, it holds no secret)."""
+    return any(n in data for n in _NEEDLE_BYTES)
 
 
 def redact_bytes(data: bytes) -> bytes:
     """``data`` (a file's bytes) with secrets replaced, its other bytes as they were;
     ``data`` itself when it holds no rule's needle."""
-    if not any(n in data for n in _NEEDLE_BYTES):
+    if not holds_needle(data):
         return data
     return redact_text(data.decode("utf-8", "surrogateescape"))[0].encode("utf-8", "surrogateescape")
 
