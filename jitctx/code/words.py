@@ -96,7 +96,10 @@ def content_terms(text: str) -> str:
     each distinct one is looked up once (in C too), split in Python only when new.
     A secret in it (``text.redact``) is no word: a task that names it must find
     nothing, as a grep for it does."""
-    text = redact_text(text)[0]  # a scan for the rules' needles when there is none
+    return _grouped_terms(redact_text(text)[0])  # a scan for the rules' needles when there is none
+
+
+def _grouped_terms(text: str) -> str:
     counts = Counter((_IDENT_ASCII if text.isascii() else _IDENT).findall(text))
     got = list(map(_cache.get, counts))
     if None in got:
@@ -181,4 +184,4 @@ def content_terms_of(data: bytes) -> str:
 
 def path_terms(path: str) -> str:
     """A repo-relative path as the index stores it: each folder and the name, split like identifiers."""
-    return content_terms(path.replace("/", " ").replace(".", " "))
+    return _grouped_terms(path.replace("/", " ").replace(".", " "))  # a path is shown as it is: nothing to redact
