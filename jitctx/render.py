@@ -1,8 +1,9 @@
 """Results as compact text for a model, or as one JSON envelope; token caps.
 
 Owns the text form (one line per reference, numbered lines for excerpts),
-the JSON form, and cutting a result at whole items (or whole lines) to fit
-``max_tokens``. Does not own what a result contains.
+the JSON form, how a name with control characters is shown, and cutting a
+result at whole items (or whole lines) to fit ``max_tokens``. Does not own
+what a result contains.
 """
 
 from __future__ import annotations
@@ -12,9 +13,8 @@ from dataclasses import replace
 
 from .refs import Diff, Excerpt, FileRef, LineRef, Result, Unchanged
 from .text.hints import call
-from .text.lines import show_name
 
-__all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "stale_line"]
+__all__ = ["View", "age", "fit_tokens", "human_size", "render_json", "render_text", "show_name", "stale_line"]
 
 
 class View:
@@ -37,6 +37,23 @@ class View:
 
 
 _AS_IS = View()
+
+
+def show_name(name: str) -> str:
+    """A file name as text output shows it: control characters escaped
+    (``\\n`` -> ``\\\\n``), so a name can never start a forged line."""
+    if name.isprintable():
+        return name
+    out = []
+    for ch in name:
+        if ch.isprintable() or ch == " " or "\udc80" <= ch <= "\udcff":  # undecodable bytes print as themselves
+            out.append(ch)
+        elif ch in "\n\r\t":
+            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
+        else:
+            code = ord(ch)
+            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return "".join(out)
 
 
 def human_size(n: int) -> str:

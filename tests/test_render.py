@@ -3,7 +3,7 @@
 import json
 
 from jitctx.refs import Excerpt, FileRef, Result
-from jitctx.render import age, human_size, render_json, render_text
+from jitctx.render import age, human_size, render_json, render_text, show_name
 
 NOW = 1_700_000_000.0
 
@@ -119,3 +119,10 @@ def test_issue_33_a_token_cut_prices_grouped_lines_as_shown():
     out = fit_tokens(Result("grep", hits, total=300), 250, Words())
     assert out.truncated and len(out.results) > 50  # the path once (~30 tokens), not once a line
     assert Words().count(render_text(out)) <= 250
+
+
+def test_show_name_escapes_control_characters_but_keeps_undecodable_bytes():
+    assert show_name("fake\rREADME.md") == "fake\\rREADME.md"
+    assert show_name("a\nb\tc\x1b") == "a\\nb\\tc\\x1b"
+    assert show_name("plain name é.py") == "plain name é.py"
+    assert show_name("bad\udcff.txt") == "bad\udcff.txt"

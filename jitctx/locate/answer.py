@@ -60,8 +60,7 @@ class FileHit:
 
     def render(self, now: float | None = None, view=None) -> str:
         """The text form: one line for the file (its path as ``view`` shows paths), one per region."""
-        from ..render import human_size
-        from ..text.lines import show_name
+        from ..render import human_size, show_name
 
         cost = f", {self.tokens:,} tokens" if self.tokens is not None else ""
         role = "" if self.role == "source" else f" [{self.role}]"

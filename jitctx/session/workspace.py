@@ -23,7 +23,6 @@ from ..repo.policy import DEFAULT_ALLOW, DEFAULT_DENY, PathPolicy
 from ..repo.universe import Repo, find_root
 from ..text.redact import redact_result
 from ..tokens.tokenizer import DEFAULT_ENCODING, ContentCounts, Tokenizer
-from .events import Events
 
 TYPE_CHECKING = False  # as typing's: importing typing costs ~3 ms of a ~60 ms CLI call (docs/benchmarks.md)
 if TYPE_CHECKING:
@@ -32,6 +31,7 @@ if TYPE_CHECKING:
     from ..code.structure import CodeIndex
     from ..preload.nested import NestedInstructions
     from ..render import View
+    from .events import Events
     from .ledger import Ledger
     from .rereads import Rereads
 
@@ -117,15 +117,7 @@ class Workspace:
         self._depth = 0  # calls under way (a call made inside another is part of it)
         self._preload_args: dict | None = None
         self._code: CodeIndex | None = None
-        self.events = Events(  # the watcher and the watch streams
-            self._lock,
-            root=self.root,
-            repo=lambda: self.repo,
-            ledger=lambda: self.ledger,
-            stale=lambda head, full: self._stale_for(head, full=full),
-            begin=self._begin_stream,
-            refreshed=lambda: self.refresh().to_event(),
-        )
+        self._events: Events | None = None  # the watcher and the watch streams, made by the first that needs them
 
     def __repr__(self) -> str:
         return f"Workspace({str(self.root)!r})"
@@ -150,6 +142,26 @@ class Workspace:
                 if self._ledger is None:
                     self._ledger = Ledger()
         return self._ledger
+
+    @property
+    def events(self) -> Events:
+        """The watcher and the ``watch`` streams (:class:`jitctx.session.events.Events`),
+        made on first use: a call that watches nothing makes none."""
+        if self._events is None:
+            from .events import Events
+
+            with self._lock:
+                if self._events is None:
+                    self._events = Events(
+                        self._lock,
+                        root=self.root,
+                        repo=lambda: self.repo,
+                        ledger=lambda: self.ledger,
+                        stale=lambda head, full: self._stale_for(head, full=full),
+                        begin=self._begin_stream,
+                        refreshed=lambda: self.refresh().to_event(),
+                    )
+        return self._events
 
     @property
     def nested(self) -> NestedInstructions:
@@ -731,7 +743,8 @@ class Workspace:
             if self._preload_args is not None:
                 self.ledger.forget(kind="preload")
                 pre = self.preload(**self._preload_args)
-            self.events.announced = (head, ())
+            if self._events is not None:
+                self._events.announced = (head, ())
             return Refreshed(getattr(pre, "prefix_hash", None), head, tuple(cleared), pre)
 
     def _begin_stream(self) -> dict:
@@ -755,7 +768,8 @@ class Workspace:
         """Stop the watcher and end every ``watch`` stream; joins their threads."""
         if self._code is not None:
             self._code.close()
-        self.events.close()
+        if self._events is not None:
+            self._events.close()
         self.repo.close()
 
     def __enter__(self) -> Workspace:

@@ -4,8 +4,7 @@ Owns the text rules of DESIGN section 2, in one place for every reader
 (head/tail, grep's backends and context lines, instruction files): binary
 means a NUL byte in the first 8 KiB; text is UTF-8 with replacement (and a
 result says so); a BOM is stripped; ``\\r\\n`` ends a line and no ``\\r`` is
-ever returned; lines split on ``\\n`` only. Also how a name with control
-characters is shown. Does not own opening files (``policy``).
+ever returned; lines split on ``\\n`` only. Does not own opening files (``policy``).
 """
 
 from __future__ import annotations
@@ -18,7 +17,6 @@ __all__ = [
     "decode",
     "is_binary",
     "normalize",
-    "show_name",
     "split_lines",
     "strip_bom",
     "trim_partial",
@@ -78,20 +76,3 @@ def trim_partial(raw: bytes) -> bytes:
             need = 1 if b < 0x80 else 2 if b >> 5 == 0b110 else 3 if b >> 4 == 0b1110 else 4 if b >> 3 == 0b11110 else 1
             return raw[:-k] if need > k else raw
     return raw
-
-
-def show_name(name: str) -> str:
-    """A file name as text output shows it: control characters escaped
-    (``\\n`` -> ``\\\\n``), so a name can never start a forged line."""
-    if name.isprintable():
-        return name
-    out = []
-    for ch in name:
-        if ch.isprintable() or ch == " " or "\udc80" <= ch <= "\udcff":  # undecodable bytes print as themselves
-            out.append(ch)
-        elif ch in "\n\r\t":
-            out.append({"\n": "\\n", "\r": "\\r", "\t": "\\t"}[ch])
-        else:
-            code = ord(ch)
-            out.append(f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
-    return "".join(out)

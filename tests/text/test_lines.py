@@ -1,6 +1,6 @@
 """Text rules: the binary probe, decoding, line splitting, names in text output."""
 
-from jitctx.text.lines import decode, is_binary, normalize, show_name, split_lines, trim_partial
+from jitctx.text.lines import decode, is_binary, normalize, split_lines, trim_partial
 
 
 def test_binary_is_a_nul_in_the_first_8_kib():
@@ -28,10 +28,3 @@ def test_trim_partial_drops_a_cut_character_only():
     assert trim_partial("é".encode()[:1]) == b""
     assert trim_partial("aé".encode()) == "aé".encode()
     assert trim_partial(b"abc") == b"abc"
-
-
-def test_show_name_escapes_control_characters_but_keeps_undecodable_bytes():
-    assert show_name("fake\rREADME.md") == "fake\\rREADME.md"
-    assert show_name("a\nb\tc\x1b") == "a\\nb\\tc\\x1b"
-    assert show_name("plain name é.py") == "plain name é.py"
-    assert show_name("bad\udcff.txt") == "bad\udcff.txt"
