@@ -4,7 +4,10 @@ Owns composing the primitives with their collaborators (the repo, the path
 policy, the tokenizer, the nested-instructions record), recording what each
 primitive delivered in the session ledger, and filling every result's
 ``git_head``, ``stale`` and ``instructions``. Does not own how any primitive
-works; nothing else reaches into a Workspace.
+works, nor what a locate call goes through (``locate.task``), the notices of
+the index's background build (``code.build_notice``), several ranges of a file
+read at once (``spans``), whether a kept result is current (``currency``) or
+the watch streams (``events``); nothing else reaches into a Workspace.
 """
 
 from __future__ import annotations
@@ -37,8 +40,7 @@ if TYPE_CHECKING:
 
 __all__ = ["Refreshed", "Workspace"]
 
-QUICK_SECONDS = 2.5  # from a locate call's start: the deadline of its first pass when the index is being built
-QUICK_MIN = 1.5  # the first pass's own seconds at least, however long the listing took: on a loaded machine a later answer, never an empty one
+QUICK_SECONDS = 2.5  # from a locate or symbols call's start: the deadline of its first pass when the index is being built
 
 
 def _one_call(method):
@@ -350,27 +352,10 @@ class Workspace:
         code = self.code
         res = code.symbols(q.query, under=under, kind=q.kind, limit=q.limit, deadline=started + QUICK_SECONDS)
         if "partial" in res.extra:  # the index is behind: the rest is built in the background (issue 30)
-            res.add_notice(self._build_state(code))
+            from ..code.build_notice import for_symbols
+
+            res.add_notice(for_symbols(code))
         return self._finish(res, [r.path for r in res.results], max_tokens, content=False)
-
-    def _build_state(self, code) -> str:
-        """Start (or find) the background build; say how far it is."""
-        from ..code import build
-
-        index_path = code.index.path
-        if index_path is None:
-            return f"({code.index.notice}: no index is kept, so none is built.)"
-        running = build.start(str(self.root), index_path)
-        got = build.progress(index_path)
-        if running and got is not None and got.total:
-            return f"The index is being built in the background ({got.phase}: {got.percent()}% of {got.total:,} files)."
-        if running:
-            return "The index is being built in the background."
-        why = build.failed(index_path)
-        if why:
-            return f"The index cannot be built ({why})."
-        wait = build.waiting(index_path)
-        return f"{wait}: this one starts at a later call." if wait else "No background build could start."
 
     @_one_call
     def grep(self, pattern: str, path: str = ".", *, max_tokens: int | None = None, **options: object) -> Result:
@@ -424,87 +409,13 @@ class Workspace:
         empty task, only stop words) is a ``QueryError`` naming it.
         ``file_tokens=False`` skips pricing whole files (regions are always priced).
         """
-        from ..locate.answer import to_result
-        from ..locate.rank import locate
+        from ..locate.task import answer
         from ..query import LocateQuery
-        from ..refs import mtime_of
-        from ..text.redact import redact_bytes, redact_text
 
-        started = time.monotonic()
+        deadline = time.monotonic() + QUICK_SECONDS
         q = LocateQuery.make(task=task, limit=limit)
-        code = self.code
-        plan, entries = self._plan_index(code)
-        notices: list[str] = []
-        if plan.mode == "current":
-            stats = code.refresh(entries=entries, complete=True) if plan.inline() and entries is not None else None
-            if stats is not None and stats.notice:
-                notices.append(stats.notice + (" (slower: the index is rebuilt each time)" if code.index.path is None else ""))
-        else:
-            notices.append(self._building(code, plan))
-        with self.policy.opener() as opener:
-
-            def read(rel: str) -> tuple[bytes, float] | None:
-                if self.policy.is_denied(rel):
-                    return None
-                try:
-                    data, st = opener.read(rel, 2 * 1024 * 1024)
-                except OSError:
-                    return None
-                return redact_bytes(data), mtime_of(st)  # a secret is no term: its regions would confirm it
-
-            if plan.mode == "quick":
-                from ..locate.quick import quick_locate
-
-                found = quick_locate(
-                    self.repo,
-                    self.policy,
-                    q.task,
-                    read=read,
-                    repo_name=self.root.name,
-                    limit=q.limit,
-                    count=self.tokenizer.count,
-                    file_tokens=file_tokens,
-                    deadline=max(started + QUICK_SECONDS, time.monotonic() + QUICK_MIN),
-                    universe=None if plan.estimated else plan.listed,  # None: listed beside its grep
-                )
-            else:
-                found = locate(code.index, q.task, read=read, repo_name=self.root.name, limit=q.limit, count=self.tokenizer.count, file_tokens=file_tokens)
-        res = to_result(found, notices=[*notices, *([q.notice] if q.notice else [])])
-        gone = set(plan.removed)
-        res.results = [replace(f, regions=tuple(replace(r, signature=redact_text(r.signature)[0]) for r in f.regions)) for f in res.results if f.path not in gone]
+        res = answer(self.code, self.policy, q, tokenizer=lambda: self.tokenizer, file_tokens=file_tokens, deadline=deadline)
         return self._finish(res, [f.path for f in res.results], max_tokens, content=False)
-
-    def _plan_index(self, code):
-        """How far the code index is from the tree (``build.plan``), with the universe's
-        entries when the plan needed them."""
-        from ..code.build import plan
-
-        return plan(code, code.repo.files, code.entries, stored=code.index.path is not None, estimate=code.repo.tracked_count())
-
-    def _building(self, code, plan) -> str:
-        """Start (or find) the background build and say what this answer rests on."""
-        from ..code import build
-
-        index_path = code.index.path
-        if index_path is None:
-            return f"{code.index.notice}: this answer comes from a quick pass over what grep finds (the index cannot be kept, so none is built)"
-        running = build.start(str(self.root), index_path)  # a process of its own, even from the server: a thread would share its GIL with the calls
-        got = build.progress(index_path)
-        far = f"{got.percent()}% of {got.total:,} files to read" if got is not None and got.total else f"{plan.indexed:,} of {plan.listed:,} files indexed"
-        why = None if running else build.failed(index_path)
-        if running:
-            state = f"the index is being built in the background ({far})"
-        elif why is not None:
-            state = f"the index cannot be built ({why}; tried again {build.RETRY_SECONDS // 60} minutes after that)"
-        elif (wait := build.waiting(index_path)) is not None:
-            state = f"the index is behind the tree ({far}); {wait}, so this one starts at a later call"
-        else:
-            state = f"the index is behind the tree ({far}) and no background build could start"
-        if plan.mode == "quick":
-            return f"{state}: this answer comes from a quick pass over what grep finds" + ("; ranking may improve once it is built" if running else "")
-        shown = ", ".join(plan.work[:5]) + (f" and {len(plan.work) - 5:,} more" if len(plan.work) > 5 else "")
-        gone = f"; {len(plan.removed):,} files gone since are left out" if plan.removed else ""
-        return f"{state}: this answer is partly old: {len(plan.work):,} changed or new files are not indexed yet ({shown}){gone}"
 
     def current(self, call, content: str | None = None) -> bool | None:
         """Whether what a jitctx tool call returned is still current; the ``is_current`` of
@@ -517,48 +428,22 @@ class Workspace:
         a file this session delivered: ``False`` when the file changed since the latest
         delivery, else ``True``. ``None`` when it cannot be told (other tools, other
         files, nothing in the content to judge, a file over 8 MiB or binary)."""
-        import json
+        from .currency import is_current
 
-        from ..errors import JitctxError, PathError
+        return is_current(
+            call,
+            content,
+            policy=self.policy,
+            rereads=self._rereads,
+            delivered=lambda rel: self._ledger is not None and any(d.path == rel for d in self._ledger.deliveries()),
+            stale=self.stale,
+            outline=self._outline_text,
+        )
 
-        if getattr(call, "name", None) not in ("head", "tail", "outline"):
-            return None
-        try:
-            args = json.loads(call.arguments or "{}")
-            rel = self.policy.resolve(str(args["path"]), want="any").path
-        except PathError as exc:  # gone since: its content is judged (not current) and let go
-            if exc.reason != "not_found" or not isinstance(args, dict):
-                return None
-            rel = os.path.normpath(str(args["path"])).replace(os.sep, "/")
-        except (ValueError, KeyError, TypeError, JitctxError):
-            return None
-        rr = self._rereads
-        if content is not None and rr is not None:
-            if call.name == "outline":
-                return self._outline_current(rel, args, content)
-            return rr.current(rel, content)
-        if self._ledger is None or not any(d.path == rel for d in self.ledger.deliveries()):
-            return None
-        return not any(s["path"] == rel for s in self.stale())
-
-    def _outline_current(self, rel: str, args: dict, content: str) -> bool | None:
-        """An outline's text against the outline of the file now: the same rows, or not."""
-        from ..errors import JitctxError
+    def _outline_text(self, rel: str, limit: int) -> str:
         from ..render import render_text
 
-        rows = [ln for ln in content.split("\n") if ln and not ln.startswith(("==>", "["))]
-        rr = self._rereads
-        if "outline unchanged since shown" in content and rr is not None:
-            got, now = rr.outlines.get(rel), rr.now(rel)
-            return None if got is None or now is None else got[3] == now.sha256
-        if not rows:
-            return None
-        try:
-            limit = args.get("limit", 500)
-            fresh = render_text(self.code.outline(rel, limit=limit if isinstance(limit, int) else 500), view=self.view)
-        except (JitctxError, OSError):
-            return False
-        return rows == [ln for ln in fresh.split("\n") if ln and not ln.startswith(("==>", "["))]
+        return render_text(self.code.outline(rel, limit=limit), view=self.view)
 
     # -- notes (issue 22) ------------------------------------------------------------------
 
@@ -584,36 +469,15 @@ class Workspace:
     @_one_call
     def read_regions(self, path: str, spans: list[tuple[int, int]]) -> Result:
         """Several line ranges of one file read at once, as excerpts (``head``'s
-        shape, exact tokens, secrets redacted with the whole file as context), recorded
-        as read. For ``context_for_task``: one open per file instead of a ``head`` per region."""
-        import time
+        shape, exact tokens, secrets redacted with the whole file as context:
+        :mod:`jitctx.session.spans`), recorded as read. For ``context_for_task``: one open
+        per file instead of a ``head`` per region."""
+        from .spans import read_spans
 
-        from ..refs import Excerpt
-        from ..text.redact import Finding, redaction_note
-        from .rereads import READ_LIMIT, Now
-
-        at = time.time_ns()
-        target = self.policy.resolve(path, want="file")
-        with self.policy.opener() as opener:
-            data, st = opener.read(target.path, READ_LIMIT + 1)
-        whole = len(data) <= READ_LIMIT
-        now = Now(target.path, target.real, data[:READ_LIMIT], st, at)
-        lines = now.lines()
-        out, notes = [], []
-        for start, end in spans:
-            shown = lines[start - 1 : end]
-            content = "".join(ln + "\n" for ln in shown)
-            last = start + len(shown) - 1
-            replaced = any(start <= k <= last for k in now.replaced)
-            out.append(Excerpt(target.path, now.size, now.mtime, start, last, len(lines) if whole else None, content, replaced=replaced, tokens=self.content_counts.count(content)))
-            found = [Finding(k, what) for k in range(start, last + 1) for what in now.findings.get(k, ())]
-            if found:
-                notes.append(redaction_note(target.path, found))
-        res = Result("head", out, total=len(out))
-        for note in notes:
-            res.add_notice(note)
+        got = read_spans(self.policy, path, spans, self.content_counts.count)
+        now, lines = got.now, got.now.lines()
         head = self.head_sha()
-        if whole:
+        if got.whole:
             self._record_read(now, head)
             if self._rereads is not None:
                 for start, end in spans:
@@ -622,8 +486,8 @@ class Workspace:
         elif self._record:
             from ..refs import Delivered
 
-            self.ledger.record_all([Delivered(target.path, target.real, "read")], head)
-        return res
+            self.ledger.record_all([Delivered(now.path, now.real, "read")], head)
+        return got.result
 
     last_preload = None  # the prefix the last preload() (or refresh()) rendered; None before the first
 
