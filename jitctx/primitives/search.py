@@ -25,10 +25,10 @@ from ..refs import LineRef, Result, Skipped, file_ref, mtime_of
 from ..repo.policy import Opener, PathPolicy
 from ..repo.universe import Repo
 from ..text.globs import compile_glob
-from ..text.lines import clean_line, decode, split_lines
+from ..text.lines import clean_line
 from ..text.redact import KEY_MARK, Finding, key_block_lines, looks_like_key_body, redaction_note
 from .engines import Spec
-from .engines.scope import Scope, SearchBackend
+from .engines.scope import Scope, SearchBackend, read_lines
 from .secrets import binary_match_shown, page_without, without_secret_matches
 
 __all__ = ["LONG_LINE", "around_match", "search"]
@@ -97,24 +97,6 @@ def around_match(text: str, span: tuple[int, int] | None, width: int = LONG_LINE
 def _clip(text: str) -> str:
     text = clean_line(text)
     return text if len(text) <= LONG_LINE else f"{text[:LONG_LINE]} [… {len(text) - LONG_LINE:,} more chars]"
-
-
-CONTEXT_READ = 64 << 20  # a file read whole for its context lines is cut here
-
-
-def _file_lines(opener: Opener, path: str) -> tuple[list[str], set[int]] | None:
-    """The file's decoded lines, and the 1-based numbers of those that held invalid UTF-8."""
-    try:
-        data, _ = opener.read(path, CONTEXT_READ)
-    except OSError:
-        return None
-    text, replaced = decode(data)
-    bad: set[int] = set()
-    if replaced:  # which lines: a line end is ASCII, so no bad sequence spans two lines
-        for k, raw in enumerate(data.split(b"\n"), 1):
-            if decode(raw)[1]:
-                bad.add(k)
-    return split_lines(text), bad
 
 
 # -- the search -------------------------------------------------------------------
@@ -353,7 +335,7 @@ def _page_lines(opener: Opener, q: SearchQuery, wanted: list[tuple[str, int, int
         if st is None:
             continue
         page = matches[first:end]
-        read = _file_lines(opener, path) if (q.before or q.after or any(looks_like_key_body(m.text) for m in page)) else None
+        read = read_lines(opener, path) if (q.before or q.after or any(looks_like_key_body(m.text) for m in page)) else None
         text_lines, bad = read if read is not None else (None, set())
         in_keys = key_block_lines(text_lines) if text_lines is not None else set()
         match_lines = [m.line for m in matches]

@@ -27,9 +27,9 @@ from collections import OrderedDict
 
 from ..errors import QueryError
 from ..repo.policy import Opener
-from ..text.lines import decode, split_lines
+from ..text.lines import decode
 from ..text.redact import NEEDLE_MAX, NEEDLES, holds_needle, redact_bytes, redact_lines
-from .engines.scope import Scope
+from .engines.scope import CONTEXT_READ, Scope, read_lines
 
 __all__ = ["RACY_NS", "binary_match_shown", "holding_needles", "page_without", "without_secret_matches"]
 
@@ -37,7 +37,6 @@ RACY_NS = 2_000_000_000  # a check this close to the file's last change is not r
 FEW = 64  # files read here for their needles; more are handed to the engine (rg reads ~13k files in 0.25 s)
 _ROOTS = 8  # roots remembered (a server serves one; a library caller may open several)
 _BLOCK = 1 << 20
-CONTEXT_READ = 64 << 20  # a file read whole to judge its matching lines is cut here
 
 _CHECKED: OrderedDict[str, dict[str, tuple[int, bool]]] = OrderedDict()  # root -> path -> (stat key, holds a needle)
 _LOCK = threading.Lock()
@@ -172,13 +171,11 @@ def without_secret_matches(scope: Scope, backend, counts: dict[str, int], stats:
 
 def _shown_lines(opener: Opener, path: str) -> tuple[list[str], list[str]] | None:
     """The file's lines, and the same lines as a reader is shown them (secrets redacted)."""
-    try:
-        data, _ = opener.read(path, CONTEXT_READ)
-    except OSError:
+    read = read_lines(opener, path)
+    if read is None:
         return None
-    raw = split_lines(decode(data)[0])
-    redacted, _, _ = redact_lines(raw)
-    return raw, redacted
+    redacted, _, _ = redact_lines(read[0])
+    return read[0], redacted
 
 
 def page_without(found: dict, hidden: dict[str, frozenset[int]]) -> dict:

@@ -4,19 +4,40 @@ learns once) and the engine interface over it.
 Owns the facts a grep asks about its scope, each computed lazily and at most
 once per request (a ``Scope`` is made per request, so nothing goes stale):
 whether the named folder is one git ignores, the universe's files in scope
-(for the python backend's search), which paths are denied. Does not own the
-universe's definition (``repo``) or the deny rules (``policy``).
+(for the python backend's search), which paths are denied; and a matching
+file read whole, to ``CONTEXT_READ``, for what is judged around its matches
+(context lines, a secret's lines). Does not own the universe's definition
+(``repo``) or the deny rules (``policy``).
 """
 
 from __future__ import annotations
 
 from ...refs import Skipped
-from ...repo.policy import PathPolicy
+from ...repo.policy import Opener, PathPolicy
 from ...repo.universe import Repo
 from ...text.globs import entries_containing, literal_run
+from ...text.lines import decode, split_lines
 from . import Match, Outcome, Spec
 
-__all__ = ["Scope", "SearchBackend", "denied_among"]
+__all__ = ["CONTEXT_READ", "Scope", "SearchBackend", "denied_among", "read_lines"]
+
+CONTEXT_READ = 64 << 20  # a matching file read whole (for context lines, or to judge its secrets) is cut here
+
+
+def read_lines(opener: Opener, path: str) -> tuple[list[str], set[int]] | None:
+    """A matching file's decoded lines (its first ``CONTEXT_READ`` bytes), and the 1-based
+    numbers of those that held invalid UTF-8; ``None`` when it cannot be read."""
+    try:
+        data, _ = opener.read(path, CONTEXT_READ)
+    except OSError:
+        return None
+    text, replaced = decode(data)
+    bad: set[int] = set()
+    if replaced:  # which lines: a line end is ASCII, so no bad sequence spans two lines
+        for k, raw in enumerate(data.split(b"\n"), 1):
+            if decode(raw)[1]:
+                bad.add(k)
+    return split_lines(text), bad
 
 
 def denied_among(policy: PathPolicy, paths: list[str]) -> set[str]:
