@@ -23,7 +23,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..errors import QueryError
-from ..query import check_count
+from ..query import PRIMITIVES, check_count
 from ..tokens.tokenizer import Tokenizer, get_tokenizer
 from .sources import Message, Source, ToolCall, history_sources, item_text
 
@@ -32,9 +32,9 @@ __all__ = ["DEFAULT_KEEP_RECENT", "MAX_CALL_CHARS", "ClearedResult", "Compaction
 DEFAULT_KEEP_RECENT = 3
 MAX_CALL_CHARS = 240  # a longer call (a write with a file as argument) is named by id: repeating it would cost what clearing saves
 
-# jitctx's own tools (adapters/tools.TOOLS; a test keeps them equal) and the
-# arguments their hints name first; any other tool is shown as name + JSON.
-_TOOLS = ("glob", "grep", "head", "tail", "outline", "symbols", "locate", "notes")
+# jitctx's own tools (their definitions' names) and the arguments their hints
+# name first; any other tool is shown as name + JSON.
+_TOOLS = frozenset(q.name for q in PRIMITIVES)
 _LEAD = {"glob": ("pattern", "path"), "grep": ("pattern", "path"), "symbols": ("query", "path"), "locate": ("task",), "notes": ("action", "id")}
 _ARG_NAME = re.compile(r"[a-z_]+")
 # shown unquoted: what the hint syntax reads back as one value (no trailing '.' or ':')
