@@ -9,6 +9,7 @@ import sys
 import pytest
 
 from jitctx.adapters import cli
+from jitctx.adapters.cli.run import call
 from jitctx.call import Caller
 
 
@@ -19,7 +20,7 @@ def _caller(**kw) -> Caller:
 def test_issue_35_output_goes_to_the_callers_streams_not_the_processs(repo, capsys, tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)  # the process's own directory is not the caller's
     caller = _caller(cwd=str(repo.root / "src" / "util"))
-    code = cli.call(["glob", "*.py", "--sort", "path"], caller)
+    code = call(["glob", "*.py", "--sort", "path"], caller)
     assert code == 0
     listed = [line.split("  ")[0] for line in caller.out.getvalue().splitlines() if not line.startswith("[instructions]")]
     assert listed == ["__init__.py", "helpers.py"]  # found from the caller's directory, printed from it
@@ -28,12 +29,12 @@ def test_issue_35_output_goes_to_the_callers_streams_not_the_processs(repo, caps
 
 def test_issue_35_errors_and_usage_go_to_the_callers_err_at_its_width(repo, capsys):
     caller = _caller(cwd=str(repo.root), columns=40)
-    assert cli.call(["head", "nope.py", "--json"], caller) == 2
+    assert call(["head", "nope.py", "--json"], caller) == 2
     assert "jitctx: error:" in caller.err.getvalue() and json.loads(caller.out.getvalue())["error"]["type"]
     narrow = _caller(cwd=str(repo.root), columns=40)
     wide = _caller(cwd=str(repo.root), columns=200)
-    assert cli.call(["grep", "x", "--mode", "nope"], narrow) == 2
-    assert cli.call(["grep", "x", "--mode", "nope"], wide) == 2
+    assert call(["grep", "x", "--mode", "nope"], narrow) == 2
+    assert call(["grep", "x", "--mode", "nope"], wide) == 2
     usage = narrow.err.getvalue()
     assert usage.startswith("usage: jitctx grep") and "invalid choice" in usage
     assert len(usage.splitlines()) > len(wide.err.getvalue().splitlines())  # wrapped at the caller's width
@@ -44,12 +45,12 @@ def test_issue_35_a_call_for_another_root_is_handed_back_with_nothing_written(re
     other = make_repo("code")
     made: list[bool] = []
     caller = _caller(cwd=str(other.root), serves=str(repo.root), workspace=made.append)
-    assert cli.call(["glob", "*.py"], caller) == 2
+    assert call(["glob", "*.py"], caller) == 2
     assert caller.elsewhere == str(other.root.resolve())
     assert made == [] and caller.out.getvalue() == caller.err.getvalue() == ""
     # a bad root is reported where a call in process reports it, not handed back
     bad = _caller(cwd=str(repo.root), serves=str(repo.root), workspace=made.append)
-    assert cli.call(["glob", "*.py", "--root", str(repo.root / "missing")], bad) == 2
+    assert call(["glob", "*.py", "--root", str(repo.root / "missing")], bad) == 2
     assert bad.elsewhere is None and "does not exist" in bad.err.getvalue()
     assert capsys.readouterr() == ("", "")
 
@@ -66,6 +67,6 @@ def test_issue_35_the_server_swaps_no_process_stream_and_sets_no_global():
 @pytest.mark.parametrize("argv", [["--version"], ["glob", "--help"]])
 def test_issue_35_help_and_version_go_to_the_callers_out(argv, capsys):
     caller = _caller()
-    assert cli.call(argv, caller) == 0
+    assert call(argv, caller) == 0
     assert caller.out.getvalue().startswith(("jitctx ", "usage: jitctx glob")) and capsys.readouterr() == ("", "")
     assert sys.stdout is not caller.out

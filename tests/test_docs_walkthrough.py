@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jitctx.adapters.cli import build_parser, main
+from jitctx.adapters.cli import main
+from jitctx.adapters.cli.parser import build_parser
 from jitctx.adapters.tools import TOOLS
 
 PROJECT = Path(__file__).resolve().parent.parent

@@ -3,7 +3,7 @@
 Owns what happens once a queued call's turn comes: the client told to go, the
 caller's stdout and stderr taken (exactly two usable descriptors, else the
 call is refused), text streams made on them (``request.stream``), one
-``call.Caller`` handed to the CLI (``adapters.cli.call``) with the caller's
+``call.Caller`` handed to the CLI (``adapters.cli.run.call``) with the caller's
 working directory, width, the root served and its Workspaces, the call's
 cancel token set, and the reply line (``ok CODE``, ``elsewhere ROOT``). An
 error of the CLI is the caller's stderr line, never the server's end. Does
@@ -16,7 +16,7 @@ from __future__ import annotations
 import logging
 from collections.abc import Callable
 
-from ..adapters import cli
+from ..adapters.cli.run import call as run_cli
 from ..call import Caller
 from . import request
 from .request import Call
@@ -48,7 +48,7 @@ def answer(call: Call, root: str, workspace: Callable[[bool], object]) -> str | 
     code: int | str
     try:
         with cancel.running(call.token):
-            code = cli.call(call.argv, caller)
+            code = run_cli(call.argv, caller)
         if caller.elsewhere is not None:  # nothing was written: the caller asks that root's server
             code = f"elsewhere {caller.elsewhere}"
     except BaseException as exc:  # noqa: BLE001 - the server outlives any one call

@@ -31,7 +31,7 @@ import threading
 import time
 
 from .. import __version__, procs
-from ..adapters import cli
+from ..adapters.cli.parser import build_parser, subparser
 from . import place, protocol, registry, request, warm
 from .answer import answer
 from .logfile import log_to
@@ -425,11 +425,11 @@ def main(argv: list[str]) -> int:
     """``jitctx serve [--status | --stop] [--all] [--json] [--idle S] [--root DIR]``: the exit code."""
     from ..errors import JitctxError
 
-    parser = cli.build_parser("serve")
+    parser = build_parser("serve")
     try:
         args, extra = parser.parse_known_args(argv)
         if extra:  # refused with serve's own usage, as every subcommand's
-            cli.subparser(parser, "serve").error(f"unrecognized arguments: {' '.join(extra)}")
+            subparser(parser, "serve").error(f"unrecognized arguments: {' '.join(extra)}")
     except SystemExit as exc:
         return exc.code if isinstance(exc.code, int) else 0
     if args.all and not (args.status or args.stop):

@@ -326,11 +326,11 @@ def test_issue_15_preload_readme_cut_names_the_budget_that_cut_it(repo, capsys):
 
 
 def test_a_subcommand_builds_only_its_own_parser(capsys):
-    from jitctx.adapters import cli
+    from jitctx.adapters.cli import parser
 
-    sub = cli.build_parser("head")._subparsers._group_actions[0]  # type: ignore[union-attr]
+    sub = parser.build_parser("head")._subparsers._group_actions[0]  # type: ignore[union-attr]
     assert list(sub.choices) == ["head"]
-    assert set(cli.build_parser()._subparsers._group_actions[0].choices) == set(cli.parser.SUBCOMMANDS)  # type: ignore[union-attr]
+    assert set(parser.build_parser()._subparsers._group_actions[0].choices) == set(parser.SUBCOMMANDS)  # type: ignore[union-attr]
     with pytest.raises(SystemExit):
         main(["bogus"])  # not a subcommand: the whole parser names every choice
     err = capsys.readouterr().err

@@ -17,7 +17,8 @@ import shlex
 
 import pytest
 
-from jitctx.adapters.cli import build_parser, main
+from jitctx.adapters.cli import main
+from jitctx.adapters.cli.parser import build_parser
 
 # the lines of CLI output that hold hints (the rest is file content, paths, numbers)
 _HINT_LINE = re.compile(r"^(?:\[(?:note|truncated|instructions|stale)\] |jitctx: (?:error|warning|note): |  hint: |\[… |.*  # [\d,]+ tokens$|[\d,]+ more matching file)")

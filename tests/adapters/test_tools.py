@@ -177,7 +177,7 @@ def test_jitctx_tools_imports_without_mcp_or_tiktoken():
 
 
 def test_cli_start_imports_no_mcp():
-    code = "import sys; from jitctx.adapters import cli; cli.build_parser().format_help(); print('mcp' in sys.modules)"
+    code = "import sys; from jitctx.adapters.cli.parser import build_parser; build_parser().format_help(); print('mcp' in sys.modules)"
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, env={"PYTHONPATH": str(WORKTREE)}, check=True)
     assert out.stdout.strip() == "False"
 

@@ -4,10 +4,12 @@
 (``main``, ``call``, ``entry``: the error mapping and exit codes 0 found, 1
 nothing found, 2 error), ``early`` (git's listing started before the rest
 imports), ``exits``. ``jitctx --help`` imports none of tiktoken, tree-sitter,
-watchdog or mcp: every heavy import happens inside a command.
+watchdog or mcp: every heavy import happens inside a command. Re-exported
+here: the entry points, ``main(argv)`` (the exit code) and ``entry()`` (the
+console's fallback, ``jitctx.client``); the server imports ``run.call`` and
+the parser from their modules.
 """
 
-from .parser import build_parser, subparser
-from .run import call, entry, main
+from .run import entry, main
 
-__all__ = ["build_parser", "call", "entry", "main", "subparser"]
+__all__ = ["entry", "main"]
