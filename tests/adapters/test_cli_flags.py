@@ -7,7 +7,8 @@ import json
 
 import pytest
 
-from jitctx.adapters.cli import build_parser, main
+from jitctx.adapters.cli import main
+from jitctx.adapters.cli.parser import build_parser
 
 
 def run(capsys, *argv):
