@@ -22,17 +22,6 @@ from ..render import View
 
 __all__ = ["CliView", "flag_for"]
 
-_TOOLS = ("head", "tail", "glob", "grep", "outline", "symbols", "locate", "notes")
-_POSITIONAL = {
-    "head": ("path",),
-    "tail": ("path",),
-    "glob": ("pattern", "path"),
-    "grep": ("pattern", "path"),
-    "outline": ("path",),
-    "symbols": ("query", "path"),
-    "locate": (),
-    "notes": ("action", "text"),
-}
 # a value: quoted, a number with digit groups, or a run up to a space or punctuation that ends a clause
 # (a value with a space, a quote or brackets is quoted: jitctx.text.hints.call)
 _VALUE = r"(?:\.\.\.|'[^']*'|\"[^\"]*\"|\d{1,3}(?:,\d{3})+(?![\d,])|[^\s,;()]*[^\s,;().:\]])"  # a bare value never ends a marker's "]"
@@ -44,7 +33,12 @@ class _Rx:
     no notice pays nothing: ~2 ms of a CLI call)."""
 
     def __init__(self) -> None:
-        self.call = re.compile(rf"\b({'|'.join(_TOOLS)})((?: {_ARG})+)")
+        from ..query import PRIMITIVES, params
+
+        # each primitive's positional arguments on the command line: what it offers without a flag, in field order
+        self.positional = {q.name: tuple(p.name for p in params(q) if p.arg.cli and not p.arg.flags) for q in PRIMITIVES}
+        self.named = frozenset(name for names in self.positional.values() for name in names) - {"path"}
+        self.call = re.compile(rf"\b({'|'.join(self.positional)})((?: {_ARG})+)")
         self.arg = re.compile(rf"([a-z_]+)=({_VALUE})")
         self.loose = re.compile(rf"(?<![\w-])([a-z_]+)=({_VALUE})")
         self.raise_ = re.compile(r"\braise (limit|max_tokens|timeout|n)\b")
@@ -130,7 +124,7 @@ class CliView(View):
         raw = _unquote(value)
         if name == "path":
             return "PATH" if raw == "..." else quote(self.path(raw))
-        if name in ("pattern", "query", "text", "action"):  # positional: the value alone
+        if name in _patterns().named:  # positional: the value alone
             return quote(raw)
         flag = flag_for(name)
         if flag is None:
@@ -147,15 +141,17 @@ class CliView(View):
         from shlex import quote
 
         tool = m.group(1)
-        args = _patterns().arg.findall(m.group(2))
-        positional = {name: _unquote(value) for name, value in args if name in _POSITIONAL[tool]}
+        rx = _patterns()
+        args = rx.arg.findall(m.group(2))
+        names = rx.positional[tool]
+        positional = {name: _unquote(value) for name, value in args if name in names}
         words = ["jitctx", tool]
-        for name in _POSITIONAL[tool]:
+        for name in names:
             if name in positional:
                 value = positional[name]
                 words.append(quote(self.path(value) if name == "path" else value))
         for name, value in args:
-            if name in _POSITIONAL[tool]:
+            if name in names:
                 continue
             shown = self._arg(name, value)
             words.append(shown if shown is not None else f"{name}={value}")

@@ -157,3 +157,17 @@ def test_issue_35_the_cli_runs_every_primitive_through_one_path(tmp_path, monkey
     assert name == method and kwargs["max_tokens"] is None
     assert {k: kwargs[k] for k in given} == given
     assert '"tool": "' + method + '"' in capsys.readouterr().out
+
+
+def test_issue_35_a_hint_pastes_as_the_cli_parses_it():
+    """The CLI's view of a hint puts a primitive's positional arguments where the parser takes
+    them: both come from the definitions (no table of the CLI's own to keep in step)."""
+    from jitctx.adapters.cli.parser import build_parser, subparser
+    from jitctx.adapters.cliview import CliView, _patterns
+
+    for q in PRIMITIVES:
+        sub = subparser(build_parser(q.name), q.name)
+        parsed = tuple(a.dest for a in sub._actions if not a.option_strings and a.dest != "help")
+        assert _patterns().positional[q.name] == parsed, q.name
+    hint = "read on with grep pattern=greet path=src ignore_case=true"
+    assert CliView().hint(hint) == "read on with jitctx grep greet src --ignore-case"
