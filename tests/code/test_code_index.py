@@ -483,6 +483,10 @@ def test_find_filters_limits_and_totals(index):
         ("src/main/java/FooTest.java", True),
         ("src/FooTests.cs", True),
         ("Tests/App.swift", True),
+        ("web/__MOCKS__/api.js", True),  # the rule's quick refusal folds case too
+        ("x/TestData/a.bin", True),
+        ("src/SPECS/a.rb", True),
+        ("net/Protocol_UNITTEST.cc", True),
         ("src/contest.py", False),
         ("src/Contest.java", False),
         ("src/latest.py", False),
