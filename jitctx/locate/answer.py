@@ -101,10 +101,11 @@ def file_why(c: Candidate, terms: TaskTerms, present: set[str], weight: Callable
         out.append(f"beside {c.beside}")
     in_path = set(W.path_terms(c.path).split())
     path_hits = [t for t in terms.weights if t in in_path]
+    shown = terms.written  # a compound name as the task wrote it (``format_to_n``), not its folded term
     if path_hits:
-        out.append("path: " + ", ".join(path_hits[:4]))
+        out.append("path: " + ", ".join(shown.get(t, t) for t in path_hits[:4]))
     if present:
-        out.append("terms: " + ", ".join(sorted(present, key=lambda t: (-weight(t), t))[:6]))
+        out.append("terms: " + ", ".join(shown.get(t, t) for t in sorted(present, key=lambda t: (-weight(t), t))[:6]))
     return tuple(out)
 
 

@@ -103,7 +103,9 @@ class TaskTerms:
     tests / docs; ``wholes``: the terms that are a word of the task as written
     (``jv_invalid``, not its sub-word ``jv``); ``proper``: the capitalised words that are
     not code-like (``Factory``), as written; ``lists``: the task is about where a name is
-    imported, exported, registered or listed; ``generated``: about generated files.
+    imported, exported, registered or listed; ``generated``: about generated files;
+    ``written``: a compound name's whole term -> the name as the task wrote it
+    (``formatton`` -> ``format_to_n``), how evidence shows the term.
     """
 
     weights: dict[str, int]
@@ -119,6 +121,7 @@ class TaskTerms:
     lists: bool = False
     generated: bool = False
     kinds: dict[str, str] = field(default_factory=dict)
+    written: dict[str, str] = field(default_factory=dict)
     report: R.Report = field(default_factory=R.Report)
     weak_left: int = 0
     joins: dict[str, int] = field(default_factory=dict)
@@ -195,8 +198,12 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
             got[0], got[1], got[3] = max(got[0], weight), min(got[1], rank), got[3] or whole
         seen_words.add(term)
 
+    written: dict[str, str] = {}
+
     def words_of(part: str, at: int, kind: str, code: bool, keep_stop: bool) -> None:
         split = W.split(part) if len(part) <= W.MAX_WORD else []
+        if len(split) > 1:  # a compound name: its whole term is shown as the task wrote it
+            written.setdefault(split[0], part.strip("_"))
         for i, term in enumerate(split):
             whole = i == 0
             if term in own or len(term) < 2 or term.isdigit():
@@ -290,6 +297,7 @@ def task_terms(task: str, *, repo_name: str = "") -> TaskTerms:
         lists=bool(lowered & M.LISTING_WORDS) or "__all__" in text,
         generated=any(w.startswith(("generat", "regenerat", "codegen")) for w in lowered),
         kinds=kinds,
+        written={t: w for t, w in written.items() if t in weights},
         report=report,
         joins=joins,
         weak_left=sum(1 for t, v in found.items() if t not in weights and R.KINDS[v[1]] in WEAK_KINDS),

@@ -618,3 +618,14 @@ def test_reading_lines_for_names_never_hangs(text):
     started = time.monotonic()
     mentions.declares(text, "chunkSize"), mentions.bound(text, "getrange"), mentions.lists(text, "Method"), mentions.generated(text)
     assert time.monotonic() - started < 5.0
+
+
+def test_evidence_shows_a_compound_name_as_the_task_wrote_it(tmp_path):
+    """``terms:`` names ``format_to_n`` and ``JPEGLoadingContext``, not their folded index
+    terms (``formatton``, ``jpegloadingcontext``), which are in neither text."""
+    files = {"src/fmt.py": "def format_to_n(out, n):\n    return JPEGLoadingContext(out)[:n]\n"}
+    idx = _index(tmp_path, files)
+    got = L.locate(idx, "format_to_n truncates; JPEGLoadingContext is wrong", read=_read(files))
+    shown = "; ".join(got.files[0].why)
+    assert "format_to_n" in shown and "JPEGLoadingContext" in shown, shown
+    assert "formatton" not in shown and "jpegloadingcontext" not in shown, shown
