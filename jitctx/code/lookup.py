@@ -76,7 +76,7 @@ def _tiers(query: str) -> tuple[dict, list[tuple[str, str, str, str]]]:
         exact_cs = "d.qualname = :q"
         exact = f"({_NAME} AND lower(d.qualname) = :f" + (f" AND {exact_cs})" if cs else ")")
     else:
-        exact_cs = "d.name = :q"
+        exact_cs = "+d.name = :q"  # ``+``: a filter, never the plan's way in (``d.name = :q`` made SQLite scan every definition)
         exact = f"({_NAME}" + (f" AND {exact_cs})" if cs else ")")
     tiers = [("exact", plain, exact, "" if cs else exact_cs)]
     qualified = None
